@@ -1,0 +1,80 @@
+import { Readable } from 'node:stream';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { logger } from '#commons/logger';
+import { ApiError } from '#core/errors';
+
+export type HttpEvent = APIGatewayProxyEvent;
+export type HttpResult = APIGatewayProxyResult;
+
+export function jsonResponse(statusCode: number, body: unknown): HttpResult {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    body: JSON.stringify(body),
+  };
+}
+
+/**
+ * Wraps an API handler: ApiErrors become their JSON error response, anything else is logged and
+ * answered as a bare 500 so that no internal detail reaches the client.
+ */
+export function httpHandler(
+  handle: (event: HttpEvent) => Promise<HttpResult>,
+): (event: HttpEvent) => Promise<HttpResult> {
+  return async (event) => {
+    try {
+      return await handle(event);
+    } catch (error) {
+      if (error instanceof ApiError) return jsonResponse(error.status, error.toBody());
+      logger.error('Unhandled error', { error, path: event.path, method: event.httpMethod });
+      return jsonResponse(500, new ApiError(500, 'internal', 'Internal error. Please retry later.').toBody());
+    }
+  };
+}
+
+export function headerValue(
+  headers: Record<string, string | undefined> | null,
+  name: string,
+): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    if (key.toLowerCase() === wanted) return value;
+  }
+  return undefined;
+}
+
+/** The tenant the authorizer resolved from the API key. */
+export function tenantIdOf(event: HttpEvent): string {
+  const tenantId = event.requestContext.authorizer?.tenantId;
+  if (typeof tenantId !== 'string' || tenantId === '')
+    throw new Error('The request reached a handler without a tenant.');
+  return tenantId;
+}
+
+export function queryParameter(event: HttpEvent, name: string): string | undefined {
+  return event.queryStringParameters?.[name] ?? undefined;
+}
+
+/** Size in bytes of the request body as the client sent it. */
+export function bodyByteLength(event: HttpEvent): number {
+  const body = event.body ?? '';
+  if (!event.isBase64Encoded) return Buffer.byteLength(body, 'utf8');
+  const padding = body.endsWith('==') ? 2 : body.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((body.length * 3) / 4) - padding);
+}
+
+/** Base64 characters decoded per chunk; a multiple of 4 so that chunks decode independently. */
+const BASE64_CHUNK = 64 * 1024;
+
+/** The body as a byte stream, decoded chunk by chunk so that it is never held twice. */
+export function bodyStream(event: HttpEvent): Readable {
+  const body = event.body ?? '';
+  if (!event.isBase64Encoded) return Readable.from([Buffer.from(body, 'utf8')]);
+  return Readable.from(
+    (function* () {
+      for (let offset = 0; offset < body.length; offset += BASE64_CHUNK) {
+        yield Buffer.from(body.slice(offset, offset + BASE64_CHUNK), 'base64');
+      }
+    })(),
+  );
+}

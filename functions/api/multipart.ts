@@ -1,0 +1,112 @@
+import type { Readable } from 'node:stream';
+import { Busboy, type BusboyFileStream } from '@fastify/busboy';
+import { ApiError } from '#core/errors';
+import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
+
+/** Form parts that carry the audio file; `file` is an alias some clients use (DESIGN 3). */
+export const AUDIO_PARTS = ['audio', 'file'] as const;
+
+const MAX_FIELD_BYTES = 64 * 1024;
+const MAX_PARTS = 32;
+
+export interface ReceivedFile {
+  bytes: number;
+}
+
+export interface FileInfo {
+  fileName: string;
+  mimeType: string;
+}
+
+export interface ParsedForm {
+  fields: Record<string, string>;
+  file?: ReceivedFile;
+  /** The first thing wrong with the form; the file, if any, was still received and must be discarded. */
+  problem?: ApiError;
+}
+
+/**
+ * Parses a multipart/form-data body with busboy, streaming the audio part to `receiveFile` as it
+ * arrives. Resolves only when the body is read and the file has been received.
+ */
+export function parseMultipartForm(input: {
+  body: Readable;
+  contentType: string;
+  receiveFile: (stream: BusboyFileStream, info: FileInfo) => Promise<ReceivedFile>;
+}): Promise<ParsedForm> {
+  return new Promise((resolve, reject) => {
+    const fields: Record<string, string> = {};
+    let problem: ApiError | undefined;
+    let receiving: Promise<ReceivedFile> | undefined;
+    let audioStream: BusboyFileStream | undefined;
+    const report = (error: ApiError) => {
+      problem ??= error;
+    };
+    const settle = async () => {
+      try {
+        const file = receiving ? await receiving : undefined;
+        resolve({ fields, ...(file ? { file } : {}), ...(problem ? { problem } : {}) });
+      } catch (error) {
+        // A malformed body also breaks the file stream; answer the form problem, not the upload error.
+        if (problem) resolve({ fields, problem });
+        else reject(error);
+      }
+    };
+
+    let busboy: ReturnType<typeof Busboy>;
+    try {
+      busboy = Busboy({
+        headers: { 'content-type': input.contentType },
+        limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_PARTS, fileSize: MAX_DIRECT_UPLOAD_BYTES },
+      });
+    } catch {
+      reject(new ApiError(400, 'invalid_request', 'The multipart/form-data content type has no boundary.'));
+      return;
+    }
+
+    busboy.on('file', (name, stream, fileName, _encoding, mimeType) => {
+      if (!(AUDIO_PARTS as readonly string[]).includes(name)) {
+        report(
+          new ApiError(
+            400,
+            'invalid_request',
+            `Unexpected file part "${name}"; send the audio as "audio".`,
+            name,
+          ),
+        );
+        stream.resume();
+      } else if (receiving) {
+        report(new ApiError(400, 'invalid_request', 'Send exactly one audio file per request.', name));
+        stream.resume();
+      } else {
+        audioStream = stream;
+        receiving = input.receiveFile(stream, { fileName, mimeType });
+        receiving.catch(() => undefined); // awaited in settle()
+      }
+    });
+    busboy.on('field', (name, value, _nameTruncated, valueTruncated) => {
+      if ((AUDIO_PARTS as readonly string[]).includes(name)) {
+        report(
+          new ApiError(400, 'missing_audio', `The "${name}" part must be a file, not a text value.`, name),
+        );
+      } else if (valueTruncated) {
+        report(new ApiError(400, 'invalid_option', `The "${name}" part is too long.`, name));
+      } else if (Object.hasOwn(fields, name)) {
+        report(new ApiError(400, 'invalid_request', `The "${name}" part is sent more than once.`, name));
+      } else {
+        fields[name] = value;
+      }
+    });
+    busboy.on('partsLimit', () =>
+      report(new ApiError(400, 'invalid_request', `The form has more than ${MAX_PARTS} parts.`)),
+    );
+    busboy.on('finish', settle);
+    busboy.on('error', () => {
+      report(new ApiError(400, 'invalid_request', 'The multipart/form-data body is malformed.'));
+      // Stop the upload of a file whose end will never come.
+      audioStream?.destroy(new Error('Malformed multipart body.'));
+      settle();
+    });
+    input.body.pipe(busboy);
+  });
+}

@@ -1,0 +1,50 @@
+import { awsServices } from '#aws/services';
+import { ApiError } from '#core/errors';
+import { audioKey, newJobId, toSubmissionRecord } from '#core/job';
+import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
+import { submitJob } from '#core/submit';
+import { bodyByteLength, bodyStream, headerValue, httpHandler, jsonResponse, tenantIdOf } from './http.ts';
+import { parseMultipartForm } from './multipart.ts';
+
+/** POST /v1-beta/transcript: multipart upload of the audio with the job's options (SPEC 4.1). */
+export const handler = httpHandler(async (event) => {
+  const contentType = headerValue(event.headers, 'content-type') ?? '';
+  if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) {
+    throw new ApiError(
+      415,
+      'unsupported_media_type',
+      'Send the request as multipart/form-data with the audio file in a part named "audio".',
+    );
+  }
+  const size = bodyByteLength(event);
+  if (size > MAX_DIRECT_UPLOAD_BYTES) {
+    throw new ApiError(
+      413,
+      'payload_too_large',
+      `The request body is ${size} bytes; direct uploads are limited to ${MAX_DIRECT_UPLOAD_BYTES} bytes.`,
+    );
+  }
+
+  const { jobs, media, queue } = awsServices();
+  const tenantId = tenantIdOf(event);
+  const id = newJobId();
+  const key = audioKey(tenantId, id);
+  const form = await parseMultipartForm({
+    body: bodyStream(event),
+    contentType,
+    receiveFile: (stream, info) => media.putAudio(key, stream, info.mimeType),
+  });
+  const job = await submitJob(
+    { jobs, media, queue },
+    {
+      id,
+      tenantId,
+      fields: form.fields,
+      ...(form.file ? { audio: { key, bytes: form.file.bytes } } : {}),
+      ...(form.problem ? { problem: form.problem } : {}),
+      now: new Date(),
+    },
+    { allowHttpWebhooks: process.env.LOCAL_MODE === 'true' },
+  );
+  return jsonResponse(200, toSubmissionRecord(job));
+});

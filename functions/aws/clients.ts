@@ -1,0 +1,34 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AwsConfig } from './config.ts';
+
+// Emulators accept any credentials; real AWS uses the default provider chain.
+const emulatorCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export function createDocumentClient(config: AwsConfig): DynamoDBDocumentClient {
+  const { dynamodb } = config.endpoints;
+  const client = new DynamoDBClient({
+    region: config.region,
+    ...(dynamodb ? { endpoint: dynamodb, credentials: emulatorCredentials } : {}),
+  });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+export function createS3Client(config: AwsConfig): S3Client {
+  const { s3 } = config.endpoints;
+  return new S3Client({
+    region: config.region,
+    ...(s3 ? { endpoint: s3, forcePathStyle: true, credentials: emulatorCredentials } : {}),
+  });
+}
+
+export function createSqsClient(config: AwsConfig): SQSClient {
+  const { sqs } = config.endpoints;
+  return new SQSClient({
+    region: config.region,
+    // The emulator's queue URLs name a host that does not resolve: always use the endpoint.
+    ...(sqs ? { endpoint: sqs, useQueueUrlAsEndpoint: false, credentials: emulatorCredentials } : {}),
+  });
+}

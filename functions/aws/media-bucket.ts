@@ -1,0 +1,63 @@
+import { createWriteStream } from 'node:fs';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { MediaStore } from '#core/ports';
+import type { TranscriptResult } from '#core/result';
+
+/** Audio and results in one S3 bucket, under `audio/` and `results/`. */
+export class S3MediaStore implements MediaStore {
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+  ) {}
+
+  async putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<{ bytes: number }> {
+    let bytes = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        bytes += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    const upload = new Upload({
+      client: this.client,
+      params: {
+        Bucket: this.bucket,
+        Key: key,
+        Body: Readable.from(body).pipe(counter),
+        ContentType: contentType || 'application/octet-stream',
+      },
+    });
+    await upload.done();
+    return { bytes };
+  }
+
+  async downloadToFile(key: string, path: string): Promise<void> {
+    const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    if (!(Body instanceof Readable)) throw new Error(`S3 object ${key} has no readable body.`);
+    await pipeline(Body, createWriteStream(path));
+  }
+
+  async putResult(key: string, result: TranscriptResult): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: JSON.stringify(result),
+        ContentType: 'application/json',
+      }),
+    );
+  }
+
+  async getResult(key: string): Promise<TranscriptResult> {
+    const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    if (!Body) throw new Error(`S3 object ${key} has no body.`);
+    return JSON.parse(await Body.transformToString('utf8')) as TranscriptResult;
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+}

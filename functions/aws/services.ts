@@ -1,0 +1,31 @@
+import type { ApiKeyStore, JobQueue, JobStore, MediaStore } from '#core/ports';
+import { DynamoApiKeyStore } from './api-keys-table.ts';
+import { createDocumentClient, createS3Client, createSqsClient } from './clients.ts';
+import { readAwsConfig } from './config.ts';
+import { SqsJobQueue } from './jobs-queue.ts';
+import { DynamoJobStore } from './jobs-table.ts';
+import { S3MediaStore } from './media-bucket.ts';
+
+export interface Services {
+  jobs: JobStore;
+  media: MediaStore;
+  queue: JobQueue;
+  apiKeys: ApiKeyStore;
+}
+
+let services: Services | undefined;
+
+/** The adapters for the handlers, built once per Lambda container from the environment. */
+export function awsServices(): Services {
+  if (!services) {
+    const config = readAwsConfig();
+    const documents = createDocumentClient(config);
+    services = {
+      jobs: new DynamoJobStore(documents, config.jobsTable),
+      media: new S3MediaStore(createS3Client(config), config.mediaBucket),
+      queue: new SqsJobQueue(createSqsClient(config), config.jobsQueueUrl),
+      apiKeys: new DynamoApiKeyStore(documents, config.apiKeysTable),
+    };
+  }
+  return services;
+}

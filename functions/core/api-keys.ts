@@ -1,0 +1,44 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ApiError } from './errors.ts';
+import type { ApiKeyRecord, ApiKeyStore } from './ports.ts';
+
+const KEY_PREFIX = 'tsk_';
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** A new key for a tenant: the plain key is returned once and only its hash is stored. */
+export async function createApiKey(
+  store: ApiKeyStore,
+  input: { tenantId: string; label?: string; key?: string; now: Date },
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(input.tenantId)) {
+    throw new Error('A tenant id is 1-64 letters, digits, "_" or "-".');
+  }
+  const key = input.key ?? KEY_PREFIX + randomBytes(32).toString('base64url');
+  if (key.length < 16) throw new Error('An API key must be at least 16 characters long.');
+  const record: ApiKeyRecord = {
+    keyHash: hashApiKey(key),
+    keyId: `key_${randomBytes(6).toString('hex')}`,
+    tenantId: input.tenantId,
+    createdAt: input.now.toISOString(),
+    ...(input.label ? { label: input.label } : {}),
+  };
+  await store.put(record);
+  return { key, record };
+}
+
+/** The tenant that owns a key; ApiError 401 when the key is absent, unknown or revoked. */
+export async function authenticate(store: ApiKeyStore, key: string | undefined): Promise<string> {
+  if (!key) {
+    throw new ApiError(
+      401,
+      'missing_api_key',
+      'Pass your API key in the x-api-key query parameter (or the x-api-key header).',
+    );
+  }
+  const record = await store.findByHash(hashApiKey(key));
+  if (!record || record.revokedAt) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid.');
+  return record.tenantId;
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import type { JobError } from './errors.ts';
+import type { JobOptions } from './options.ts';
+import { RETENTION_DAYS } from './resources.ts';
+import type { TranscriptResult } from './result.ts';
+
+export const JOB_STATUSES = ['queued', 'processing', 'completed', 'error'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** A transcription job as stored. `timestamp_submitted` keeps the API's name because the index sorts on it. */
+export interface Job {
+  id: string;
+  tenantId: string;
+  status: JobStatus;
+  options: JobOptions;
+  timestamp_submitted: string;
+  /** Epoch seconds when the job expires (the table's TTL attribute). */
+  expiresAt: number;
+  audioKey: string;
+  resultKey?: string;
+  audio_duration_ms?: number;
+  error?: JobError;
+  /** Epoch milliseconds until which a worker holds the job; a redelivered message waits for it. */
+  leaseExpiresAt?: number;
+  updatedAt: string;
+}
+
+/** Unguessable: 122 random bits. */
+export function newJobId(): string {
+  return randomUUID();
+}
+
+export function audioKey(tenantId: string, jobId: string): string {
+  return `audio/${tenantId}/${jobId}`;
+}
+
+export function resultKey(tenantId: string, jobId: string): string {
+  return `results/${tenantId}/${jobId}.json`;
+}
+
+export function newJob(input: { id: string; tenantId: string; options: JobOptions; now: Date }): Job {
+  const submitted = input.now.toISOString();
+  return {
+    id: input.id,
+    tenantId: input.tenantId,
+    status: 'queued',
+    options: input.options,
+    timestamp_submitted: submitted,
+    expiresAt: Math.floor(input.now.getTime() / 1000) + RETENTION_DAYS * 24 * 60 * 60,
+    audioKey: audioKey(input.tenantId, input.id),
+    updatedAt: submitted,
+  };
+}
+
+export function isFinished(status: JobStatus): boolean {
+  return status === 'completed' || status === 'error';
+}
+
+/** SPEC 2.1: the record returned on submission, booleans as the strings "true"/"false". */
+export interface SubmissionRecord {
+  id: string;
+  status: JobStatus;
+  dual_channel: string;
+  punctuate: string;
+  webhook_url: string;
+  custom: string;
+  speaker_diarization: string;
+  language: string;
+  timestamp_submitted: string;
+  tldr: string;
+  short_hand_notes: string;
+}
+
+export function toSubmissionRecord(job: Job): SubmissionRecord {
+  const { options } = job;
+  return {
+    id: job.id,
+    status: job.status,
+    dual_channel: String(options.dual_channel),
+    punctuate: String(options.punctuate),
+    webhook_url: options.webhook_url,
+    custom: options.custom,
+    speaker_diarization: String(options.speaker_diarization),
+    language: options.language,
+    timestamp_submitted: job.timestamp_submitted,
+    tldr: String(options.tldr),
+    short_hand_notes: String(options.short_hand_notes),
+  };
+}
+
+/** SPEC 2.2: the job fields of the status record, with JSON booleans. */
+export interface JobData {
+  id: string;
+  status: JobStatus;
+  dual_channel: boolean;
+  punctuate: boolean;
+  webhook_url: string;
+  custom: string;
+  speaker_diarization: boolean;
+  language: string;
+  timestamp_submitted: string;
+}
+
+export interface StatusRecord extends JobData {
+  error?: JobError;
+  results?: { job_data: JobData; results: TranscriptResult };
+}
+
+export function toJobData(job: Job): JobData {
+  const { options } = job;
+  return {
+    id: job.id,
+    status: job.status,
+    dual_channel: options.dual_channel,
+    punctuate: options.punctuate,
+    webhook_url: options.webhook_url,
+    custom: options.custom,
+    speaker_diarization: options.speaker_diarization,
+    language: options.language,
+    timestamp_submitted: job.timestamp_submitted,
+  };
+}
+
+/** The status record: `results` only when completed, `error` only when in error (DESIGN 3). */
+export function toStatusRecord(job: Job, result?: TranscriptResult): StatusRecord {
+  const jobData = toJobData(job);
+  if (job.status === 'completed' && result)
+    return { ...jobData, results: { job_data: jobData, results: result } };
+  if (job.status === 'error' && job.error) return { ...jobData, error: job.error };
+  return jobData;
+}

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { ApiError } from './errors.ts';
+
+/** The options a client sets per job (SPEC 4.1), after defaults (DESIGN 3). */
+export interface JobOptions {
+  dual_channel: boolean;
+  punctuate: boolean;
+  speaker_diarization: boolean;
+  tldr: boolean;
+  short_hand_notes: boolean;
+  language: Language;
+  webhook_url: string;
+  custom: string;
+}
+
+export const LANGUAGES = ['enUs'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export const MAX_CUSTOM_LENGTH = 4096;
+
+const flag = (name: string, fallback: boolean) =>
+  z
+    .stringbool({
+      truthy: ['true'],
+      falsy: ['false'],
+      case: 'insensitive',
+      error: `${name} must be "true" or "false".`,
+    })
+    .default(fallback);
+
+const webhookUrl = (allowHttp: boolean) =>
+  z
+    .string()
+    .trim()
+    .default('')
+    .refine((value) => value === '' || isWebhookUrl(value, allowHttp), {
+      error: allowHttp
+        ? 'webhook_url must be empty or an absolute http:// or https:// URL.'
+        : 'webhook_url must be empty or an absolute https:// URL.',
+    });
+
+function isWebhookUrl(value: string, allowHttp: boolean): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol, hostname } = new URL(value);
+  return hostname !== '' && (protocol === 'https:' || (allowHttp && protocol === 'http:'));
+}
+
+function optionsSchema(allowHttpWebhooks: boolean) {
+  return z.strictObject({
+    dual_channel: flag('dual_channel', false),
+    punctuate: flag('punctuate', true),
+    speaker_diarization: flag('speaker_diarization', false),
+    tldr: flag('tldr', false),
+    short_hand_notes: flag('short_hand_notes', false),
+    language: z
+      .string()
+      .trim()
+      .default('enUs')
+      .transform((value, ctx) => {
+        const known = LANGUAGES.find((code) => code.toLowerCase() === value.toLowerCase());
+        if (known) return known;
+        ctx.addIssue({
+          code: 'custom',
+          message: `Language "${value}" is not supported. Accepted codes: ${LANGUAGES.join(', ')}.`,
+        });
+        return z.NEVER;
+      }),
+    webhook_url: webhookUrl(allowHttpWebhooks),
+    custom: z
+      .string()
+      .default('')
+      .refine((value) => value.length <= MAX_CUSTOM_LENGTH, {
+        error: `custom must be at most ${MAX_CUSTOM_LENGTH} characters.`,
+      }),
+  });
+}
+
+/** The text parts of a submission that are options; `audio`, `file` and `audio_ref` are not. */
+export const OPTION_FIELDS = [
+  'dual_channel',
+  'punctuate',
+  'speaker_diarization',
+  'tldr',
+  'short_hand_notes',
+  'language',
+  'webhook_url',
+  'custom',
+] as const;
+
+export interface ParseOptionsSettings {
+  /** Local mode accepts http:// webhook addresses (DESIGN 3). */
+  allowHttpWebhooks?: boolean;
+}
+
+/**
+ * Parses the text parts of a submission into job options, applying defaults.
+ * Throws an ApiError (400) that names the first offending field.
+ */
+export function parseJobOptions(
+  fields: Record<string, string>,
+  settings: ParseOptionsSettings = {},
+): JobOptions {
+  const parsed = optionsSchema(settings.allowHttpWebhooks ?? false).safeParse(fields);
+  if (parsed.success) return parsed.data;
+
+  const issue = parsed.error.issues[0];
+  if (issue?.code === 'unrecognized_keys') {
+    const field = issue.keys[0] ?? '';
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `Unknown form field "${field}". Accepted fields: audio, file, ${OPTION_FIELDS.join(', ')}.`,
+      field,
+    );
+  }
+  const field = String(issue?.path[0] ?? '');
+  const code = field === 'language' ? 'unsupported_language' : 'invalid_option';
+  throw new ApiError(400, code, issue?.message ?? 'Invalid option.', field);
+}

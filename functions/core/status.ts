@@ -1,0 +1,19 @@
+import { ApiError } from './errors.ts';
+import { type StatusRecord, toStatusRecord } from './job.ts';
+import type { JobStore, MediaStore } from './ports.ts';
+
+export interface StatusDeps {
+  jobs: JobStore;
+  media: MediaStore;
+}
+
+/** The status record of a tenant's job; another tenant's job is as missing as an unknown one. */
+export async function getJobStatus(deps: StatusDeps, tenantId: string, id: string): Promise<StatusRecord> {
+  const job = await deps.jobs.get(id);
+  if (!job || job.tenantId !== tenantId)
+    throw new ApiError(404, 'not_found', `No job with id "${id}".`, 'id');
+  if (job.status === 'completed' && job.resultKey) {
+    return toStatusRecord(job, await deps.media.getResult(job.resultKey));
+  }
+  return toStatusRecord(job);
+}

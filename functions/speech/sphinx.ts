@@ -1,0 +1,58 @@
+import type { RecognizedWord, SpeechEngine } from './engine.ts';
+import { runProcess } from './process.ts';
+
+/** Markers and fillers that are not words: sentence bounds, silence, noise, `++BREATH++`-style fillers. */
+const NON_WORD = /^(<\/?s>|<sil>|\[[^\]]*\]|\+\+.*\+\+)$/i;
+/** Pronunciation variants are printed as `word(2)`. */
+const VARIANT = /\(\d+\)$/;
+
+/**
+ * Parses `pocketsphinx_continuous -time yes` output: per utterance a hypothesis line, then one line per
+ * token `word start end confidence` with times in seconds.
+ */
+export function parseSphinxOutput(output: string): RecognizedWord[] {
+  const words: RecognizedWord[] = [];
+  for (const line of output.split('\n')) {
+    const parts = line.trim().split(/\s+/);
+    if (parts.length !== 4) continue;
+    const [token = '', start, end, confidence] = parts;
+    const numbers = [start, end, confidence].map(Number);
+    if (numbers.some((value) => !Number.isFinite(value))) continue;
+    if (NON_WORD.test(token)) continue;
+    const [startSeconds = 0, endSeconds = 0, probability = 0] = numbers;
+    words.push({
+      text: token.replace(VARIANT, '').toLowerCase(),
+      startMs: Math.round(startSeconds * 1000),
+      endMs: Math.max(Math.round(startSeconds * 1000), Math.round(endSeconds * 1000)),
+      // The decoder's posterior can exceed 1 by rounding.
+      confidence: Math.min(1, Math.max(0, probability)),
+    });
+  }
+  return words;
+}
+
+/** PocketSphinx (Debian `pocketsphinx` with the `pocketsphinx-en-us` model), run as a child process. */
+export class SphinxEngine implements SpeechEngine {
+  readonly name = 'sphinx';
+
+  constructor(
+    private readonly command = 'pocketsphinx_continuous',
+    private readonly extraArgs: string[] = [],
+  ) {}
+
+  async recognize(wavFile: string): Promise<RecognizedWord[]> {
+    const { code, stdout } = await runProcess(this.command, [
+      '-infile',
+      wavFile,
+      '-time',
+      'yes',
+      '-logfn',
+      '/dev/null',
+      ...this.extraArgs,
+    ]);
+    if (code !== 0) {
+      throw new Error(`pocketsphinx_continuous exited with code ${code}.`);
+    }
+    return parseSphinxOutput(stdout);
+  }
+}

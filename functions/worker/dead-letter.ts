@@ -1,0 +1,29 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { awsServices } from '#aws/services';
+import { logger } from '#commons/logger';
+import { decodeJobMessage } from '#core/messages';
+import { failAbandonedJob } from '#core/process-job';
+
+const processor = new BatchProcessor(EventType.SQS);
+
+async function processRecord(record: SQSRecord): Promise<void> {
+  let jobId: string;
+  try {
+    jobId = decodeJobMessage(record.body);
+  } catch {
+    // Not a job message: nothing to put in error. Logged for the operator, whom the DLQ alarm has called.
+    logger.error('Dead-lettered message is not a job message', { messageId: record.messageId });
+    return;
+  }
+  const failed = await failAbandonedJob(awsServices().jobs, jobId);
+  logger.error('Job given up after repeated failures', { jobId, markedError: failed });
+}
+
+/** Consumes the dead-letter queue: every job whose message ends there is put in `error`. */
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+  return processPartialResponse(event, processRecord, processor, {
+    ...(context ? { context } : {}),
+    throwOnFullBatchFailure: false,
+  });
+}

@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+} from 'aws-lambda';
+import { ApiError } from '#core/errors';
+
+export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+export type AuthorizerHandler = (
+  event: APIGatewayRequestAuthorizerEvent,
+) => Promise<APIGatewayAuthorizerResult>;
+
+export interface Route {
+  method: string;
+  path: string;
+  handler: ProxyHandler;
+  /** Routes behind the API key authorizer. */
+  authorized: boolean;
+}
+
+export interface GatewayOptions {
+  routes: Route[];
+  authorizer: AuthorizerHandler;
+  /** Largest request body, as Lambda's payload limit imposes behind API Gateway. */
+  maxBodyBytes: number;
+  stage: string;
+  /** Answers GET /health; the service is ready when it resolves true. */
+  health: () => boolean;
+  log: (line: string) => void;
+}
+
+/** Content types API Gateway is told to pass as binary (base64) rather than as text. */
+const BINARY_TYPES = /^(multipart\/|audio\/|video\/|application\/octet-stream)/i;
+
+/**
+ * A local stand-in for API Gateway (REST, proxy integration): each request becomes the event the
+ * Lambda handlers get on AWS, with the request authorizer run first. A Deny is answered with 401 and
+ * the error the authorizer put in its context, as the stack's ACCESS_DENIED gateway response does.
+ */
+export function createGateway(options: GatewayOptions): Server {
+  return createServer((request, response) => {
+    const started = Date.now();
+    handle(options, request, response)
+      .catch((error: unknown) => {
+        options.log(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
+        if (!response.headersSent)
+          send(response, errorResult(new ApiError(500, 'internal', 'Internal error.')));
+      })
+      .finally(() => {
+        // The query string is left out: it carries the API key.
+        const path = (request.url ?? '').split('?')[0];
+        options.log(`${request.method} ${path} ${response.statusCode} ${Date.now() - started}ms`);
+      });
+  });
+}
+
+async function handle(
+  options: GatewayOptions,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  if (request.method === 'GET' && url.pathname === '/health') {
+    const ready = options.health();
+    send(response, {
+      statusCode: ready ? 200 : 503,
+      body: JSON.stringify({ status: ready ? 'ok' : 'starting' }),
+    });
+    return;
+  }
+  const route = options.routes.find((candidate) => candidate.path === url.pathname);
+  if (!route) {
+    request.resume();
+    send(response, errorResult(new ApiError(404, 'not_found', `No route ${url.pathname}.`)));
+    return;
+  }
+  if (route.method !== request.method) {
+    request.resume();
+    send(response, errorResult(new ApiError(405, 'invalid_request', `Use ${route.method} ${route.path}.`)));
+    return;
+  }
+
+  const body = await readBody(request, options.maxBodyBytes);
+  if (body === 'too_large') {
+    send(
+      response,
+      errorResult(
+        new ApiError(
+          413,
+          'payload_too_large',
+          `Request bodies are limited to ${options.maxBodyBytes} bytes.`,
+        ),
+      ),
+      true,
+    );
+    return;
+  }
+
+  const headers = singleHeaders(request);
+  const query = queryParameters(url);
+  const methodArn = `arn:aws:execute-api:us-east-1:000000000000:local/${options.stage}/${route.method}${route.path}`;
+  let authorizerContext: Record<string, string | number | boolean> = {};
+  if (route.authorized) {
+    const decision = await options.authorizer({
+      type: 'REQUEST',
+      methodArn,
+      resource: route.path,
+      path: url.pathname,
+      httpMethod: route.method,
+      headers,
+      multiValueHeaders: multiValue(headers),
+      queryStringParameters: query,
+      multiValueQueryStringParameters: multiValue(query),
+      pathParameters: {},
+      stageVariables: {},
+      requestContext: requestContext(
+        options.stage,
+        route,
+        {},
+      ) as APIGatewayRequestAuthorizerEvent['requestContext'],
+    });
+    const context = decision.context ?? {};
+    const allowed = decision.policyDocument.Statement.every(
+      (statement) => 'Effect' in statement && statement.Effect === 'Allow',
+    );
+    if (!allowed) {
+      const code = String(context.errorCode ?? 'invalid_api_key') as ApiError['code'];
+      send(response, errorResult(new ApiError(401, code, String(context.errorMessage ?? 'Unauthorized.'))));
+      return;
+    }
+    authorizerContext = { ...context, principalId: decision.principalId };
+  }
+
+  const contentType = headers['content-type'] ?? '';
+  const binary = BINARY_TYPES.test(contentType);
+  const result = await route.handler({
+    resource: route.path,
+    path: url.pathname,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders: multiValue(headers),
+    queryStringParameters: Object.keys(query).length ? query : null,
+    multiValueQueryStringParameters: Object.keys(query).length ? multiValue(query) : null,
+    pathParameters: null,
+    stageVariables: null,
+    body: body.length === 0 ? null : body.toString(binary ? 'base64' : 'utf8'),
+    isBase64Encoded: binary && body.length > 0,
+    requestContext: requestContext(options.stage, route, authorizerContext),
+  });
+  send(response, result);
+}
+
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    request.resume();
+    return Promise.resolve('too_large');
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    request.on('end', () => resolve(tooLarge ? 'too_large' : Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+function singleHeaders(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return headers;
+}
+
+function queryParameters(url: URL): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = value;
+  return query;
+}
+
+function multiValue(values: Record<string, string>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, [value]]));
+}
+
+function requestContext(
+  stage: string,
+  route: Route,
+  authorizer: Record<string, string | number | boolean>,
+): APIGatewayProxyEvent['requestContext'] {
+  const now = new Date();
+  return {
+    accountId: '000000000000',
+    apiId: 'local',
+    authorizer,
+    protocol: 'HTTP/1.1',
+    httpMethod: route.method,
+    path: `/${stage}${route.path}`,
+    stage,
+    requestId: randomUUID(),
+    requestTimeEpoch: now.getTime(),
+    resourceId: 'local',
+    resourcePath: route.path,
+    identity: {
+      accessKey: null,
+      accountId: null,
+      apiKey: null,
+      apiKeyId: null,
+      caller: null,
+      clientCert: null,
+      cognitoAuthenticationProvider: null,
+      cognitoAuthenticationType: null,
+      cognitoIdentityId: null,
+      cognitoIdentityPoolId: null,
+      principalOrgId: null,
+      sourceIp: '127.0.0.1',
+      user: null,
+      userAgent: null,
+      userArn: null,
+    },
+  };
+}
+
+function errorResult(error: ApiError): APIGatewayProxyResult {
+  return {
+    statusCode: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify(error.toBody()),
+  };
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyResult, closeConnection = false): void {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  headers['content-type'] ??= 'application/json; charset=utf-8';
+  if (closeConnection) headers.connection = 'close';
+  response.writeHead(result.statusCode, headers);
+  response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}

@@ -1,0 +1,90 @@
+import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { createDocumentClient, createS3Client, createSqsClient } from '#aws/clients';
+import type { AwsConfig } from '#aws/config';
+import { RESOURCES } from '#core/resources';
+
+export interface LocalQueues {
+  jobsQueueUrl: string;
+  deadLetterQueueUrl: string;
+}
+
+/** Creates the tables, bucket and queues with the names and settings the CDK stack uses. */
+export async function createResources(
+  config: AwsConfig,
+  settings: { visibilityTimeoutSeconds?: number } = {},
+): Promise<LocalQueues> {
+  const dynamodb = createDocumentClient(config);
+  const s3 = createS3Client(config);
+  const sqs = createSqsClient(config);
+  try {
+    const { jobsTable, apiKeysTable, deadLetterQueue, jobsQueue } = RESOURCES;
+    const { tenantIndex } = jobsTable;
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: config.jobsTable,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: jobsTable.partitionKey, AttributeType: 'S' },
+          { AttributeName: tenantIndex.partitionKey, AttributeType: 'S' },
+          { AttributeName: tenantIndex.sortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [{ AttributeName: jobsTable.partitionKey, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: tenantIndex.name,
+            KeySchema: [
+              { AttributeName: tenantIndex.partitionKey, KeyType: 'HASH' },
+              { AttributeName: tenantIndex.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
+    await dynamodb.send(
+      new UpdateTimeToLiveCommand({
+        TableName: config.jobsTable,
+        TimeToLiveSpecification: { AttributeName: jobsTable.ttlAttribute, Enabled: true },
+      }),
+    );
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: config.apiKeysTable,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: apiKeysTable.partitionKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: apiKeysTable.partitionKey, KeyType: 'HASH' }],
+      }),
+    );
+    await s3.send(new CreateBucketCommand({ Bucket: config.mediaBucket }));
+
+    const dlq = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: deadLetterQueue.name,
+        Attributes: { MessageRetentionPeriod: String(deadLetterQueue.retentionSeconds) },
+      }),
+    );
+    const dlqAttributes = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    const queue = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: jobsQueue.name,
+        Attributes: {
+          VisibilityTimeout: String(settings.visibilityTimeoutSeconds ?? jobsQueue.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqAttributes.Attributes?.QueueArn,
+            maxReceiveCount: deadLetterQueue.maxReceiveCount,
+          }),
+        },
+      }),
+    );
+    if (!queue.QueueUrl || !dlq.QueueUrl) throw new Error('The queues were not created.');
+    return { jobsQueueUrl: queue.QueueUrl, deadLetterQueueUrl: dlq.QueueUrl };
+  } finally {
+    dynamodb.destroy();
+    s3.destroy();
+    sqs.destroy();
+  }
+}

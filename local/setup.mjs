@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Installs what `npm start` and `npm test` need and a fresh machine lacks: npm packages (npm ci) and
+// the Debian packages for decoding (ffmpeg), recognition (pocketsphinx) and DynamoDB Local (Java).
+// Plain JavaScript with no dependencies, because it runs before node_modules exists.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const quiet = process.argv.includes('--quiet');
+const say = (line) => quiet || console.log(`[setup] ${line}`);
+
+const debianPackages = [
+  { command: 'ffmpeg', package: 'ffmpeg' },
+  { command: 'ffprobe', package: 'ffmpeg' },
+  { command: 'pocketsphinx_continuous', package: 'pocketsphinx' },
+  { path: '/usr/share/pocketsphinx/model/en-us/en-us', package: 'pocketsphinx-en-us' },
+  { command: 'java', package: 'openjdk-17-jre-headless' },
+];
+
+function hasCommand(command) {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+const missing = [
+  ...new Set(
+    debianPackages
+      .filter((entry) => (entry.command ? !hasCommand(entry.command) : !existsSync(entry.path)))
+      .map((entry) => entry.package),
+  ),
+];
+if (missing.length > 0) {
+  if (process.getuid?.() !== 0) {
+    console.error(`[setup] Missing Debian packages: ${missing.join(' ')}. Install them with:`);
+    console.error(`  sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}`);
+    process.exit(1);
+  }
+  say(`installing Debian packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
+    stdio: 'inherit',
+    env,
+  });
+}
+
+// npm records the installed tree in node_modules/.package-lock.json; reinstall when the lock is newer.
+const installedLock = join(root, 'node_modules', '.package-lock.json');
+const lock = join(root, 'package-lock.json');
+if (!existsSync(installedLock) || statSync(lock).mtimeMs > statSync(installedLock).mtimeMs) {
+  say('installing npm packages (npm ci)');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+}

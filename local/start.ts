@@ -1,0 +1,36 @@
+import { startLocalRuntime } from './runtime.ts';
+
+/** `npm start`: the whole service on this machine, with in-memory emulators. */
+const port = Number(process.env.PORT ?? 3000);
+const visibility = Number(process.env.QUEUE_VISIBILITY_TIMEOUT_SECONDS);
+const runtime = await startLocalRuntime({
+  port,
+  ...(process.env.LOCAL_API_KEY ? { apiKey: process.env.LOCAL_API_KEY } : {}),
+  ...(visibility > 0 ? { visibilityTimeoutSeconds: visibility } : {}),
+  ...(Number(process.env.WORKER_CONCURRENCY) > 0
+    ? { workerConcurrency: Number(process.env.WORKER_CONCURRENCY) }
+    : {}),
+});
+
+const sample = '../shared/samples/utterances/ljspeech_LJ001-0001.wav';
+console.log(`
+Transcription service listening on ${runtime.url}
+Emulators keep their data in memory: jobs, audio and keys are gone when this process stops.
+
+API key (tenant "local"): ${runtime.apiKey}
+
+  curl -F audio=@${sample} "${runtime.url}/v1-beta/transcript?x-api-key=${runtime.apiKey}"
+  curl "${runtime.url}/v1-beta/transcript/status?id=JOB_ID&x-api-key=${runtime.apiKey}"
+
+Press Ctrl-C to stop.
+`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('Stopping…');
+    runtime.stop().then(() => process.exit(0));
+  });
+}
