@@ -153,22 +153,23 @@ async function handle(
   send(response, result);
 }
 
+/** API Gateway's own cap on a request; bodies over the Lambda limit are read and dropped up to it. */
+const GATEWAY_MAX_BYTES = 10 * 1024 * 1024;
+
+/** Reads the body whole, as API Gateway does before invoking; a body over `limit` is drained, not kept. */
 function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    request.resume();
-    return Promise.resolve('too_large');
-  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) tooLarge = true;
-      else chunks.push(chunk);
+      if (size <= limit) chunks.push(chunk);
+      else if (size > GATEWAY_MAX_BYTES) {
+        request.pause();
+        resolve('too_large');
+      }
     });
-    request.on('end', () => resolve(tooLarge ? 'too_large' : Buffer.concat(chunks)));
+    request.on('end', () => resolve(size > limit ? 'too_large' : Buffer.concat(chunks)));
     request.on('error', reject);
   });
 }

@@ -13,8 +13,9 @@ export interface LocalQueues {
 /** Creates the tables, bucket and queues with the names and settings the CDK stack uses. */
 export async function createResources(
   config: AwsConfig,
-  settings: { visibilityTimeoutSeconds?: number } = {},
+  settings: { visibilityTimeoutSeconds?: number; queueNameSuffix?: string } = {},
 ): Promise<LocalQueues> {
+  const suffix = settings.queueNameSuffix ? `-${settings.queueNameSuffix}` : '';
   const dynamodb = createDocumentClient(config);
   const s3 = createS3Client(config);
   const sqs = createSqsClient(config);
@@ -61,7 +62,7 @@ export async function createResources(
 
     const dlq = await sqs.send(
       new CreateQueueCommand({
-        QueueName: deadLetterQueue.name,
+        QueueName: deadLetterQueue.name + suffix,
         Attributes: { MessageRetentionPeriod: String(deadLetterQueue.retentionSeconds) },
       }),
     );
@@ -70,7 +71,7 @@ export async function createResources(
     );
     const queue = await sqs.send(
       new CreateQueueCommand({
-        QueueName: jobsQueue.name,
+        QueueName: jobsQueue.name + suffix,
         Attributes: {
           VisibilityTimeout: String(settings.visibilityTimeoutSeconds ?? jobsQueue.visibilityTimeoutSeconds),
           RedrivePolicy: JSON.stringify({

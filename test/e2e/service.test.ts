@@ -1,0 +1,228 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiErrorCode } from '#core/errors';
+import type { StatusRecord, SubmissionRecord } from '#core/job';
+import type { OPTION_FIELDS } from '#core/options';
+import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
+import { freePort } from '#local/emulators';
+import { findSample, type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
+import { wordErrorRate } from '#test/helpers/wer';
+
+const API_KEY = 'e2e-key-0123456789abcdef';
+
+/** A submission answer: the job record, or an error. */
+type SubmitBody = Partial<SubmissionRecord> & {
+  error?: { code: ApiErrorCode; message: string; field?: string };
+};
+
+let baseUrl: string;
+let runtime: ChildProcess;
+let output = '';
+
+beforeAll(async () => {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    LOCAL_API_KEY: API_KEY,
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+  };
+  for (const name of ['JOBS_TABLE', 'API_KEYS_TABLE', 'MEDIA_BUCKET', 'JOBS_QUEUE_URL']) delete env[name];
+  runtime = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  runtime.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  runtime.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    const healthy = await fetch(`${baseUrl}/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (healthy) return;
+    if (runtime.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  throw new Error(`The local runtime did not become healthy:\n${output}`);
+});
+
+afterAll(async () => {
+  if (!runtime || runtime.exitCode !== null) return;
+  const exited = new Promise((resolve) => runtime.once('exit', resolve));
+  runtime.kill('SIGINT');
+  await exited;
+});
+
+const url = (path: string, query: Record<string, string> = {}) =>
+  `${baseUrl}${path}?${new URLSearchParams({ 'x-api-key': API_KEY, ...query })}`;
+
+async function submitFile(file: Blob | Buffer, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  form.append('audio', file instanceof Blob ? file : new Blob([file]), 'upload');
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  const response = await fetch(url('/v1-beta/transcript'), { method: 'POST', body: form });
+  return { status: response.status, body: (await response.json()) as SubmitBody };
+}
+
+async function submitSample(sample: Sample, fields: Record<string, string> = {}) {
+  return submitFile(await readFile(samplePath(sample)), fields);
+}
+
+/** Polls the status endpoint as a client would, until the job is completed or in error. */
+async function finished(id: string): Promise<StatusRecord> {
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const response = await fetch(url('/v1-beta/transcript/status', { id }));
+    expect(response.status).toBe(200);
+    const record = (await response.json()) as StatusRecord;
+    expect(['queued', 'processing', 'completed', 'error']).toContain(record.status);
+    if (record.status === 'completed' || record.status === 'error' || Date.now() > deadline) return record;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
+async function transcribed(sample: Sample, fields: Record<string, string> = {}) {
+  const submitted = await submitSample(sample, fields);
+  expect(submitted.status).toBe(200);
+  expect(submitted.body.status).toBe('queued');
+  return finished(submitted.body.id ?? '');
+}
+
+describe('the local runtime over HTTP', () => {
+  it('prints the API key and a ready curl example', () => {
+    expect(output).toContain(API_KEY);
+    expect(output).toContain('curl -F audio=@');
+  });
+
+  it('transcribes the quick-start recording with a word error rate under 35%', async () => {
+    const sample = findSample((entry) => entry.id === 'ljspeech_LJ001-0001');
+    const record = await transcribed(sample);
+    expect(record.status).toBe('completed');
+    const results = record.results?.results;
+    if (!results) throw new Error(JSON.stringify(record));
+    expect(wordErrorRate(sample.reference_text ?? '', results.transcript)).toBeLessThan(0.35);
+    expect(results.words.length).toBeGreaterThan(10);
+    for (const word of results.words) {
+      expect(Number.isInteger(word.startTime) && word.endTime >= word.startTime).toBe(true);
+    }
+  });
+
+  it('transcribes compressed audio and video containers', async () => {
+    const containers = samplesOfKind('format').filter((sample) => /\.(mp3|mp4)$/.test(sample.file));
+    expect(containers.length).toBe(2);
+    const records = await Promise.all(containers.map((sample) => transcribed(sample)));
+    for (const [index, record] of records.entries()) {
+      expect(record.status).toBe('completed');
+      expect(
+        wordErrorRate(containers[index]?.reference_text ?? '', record.results?.results.transcript ?? ''),
+      ).toBeLessThan(0.5);
+    }
+  });
+
+  it('mixes a two-channel file down when dual_channel is false, and splits it when true', async () => {
+    const stereo = findSample((sample) => sample.kind === 'stereo' && (sample.duration_s ?? 0) > 10);
+    const [mixed, split] = await Promise.all([
+      transcribed(stereo, { dual_channel: 'false' }),
+      transcribed(stereo, { dual_channel: 'true' }),
+    ]);
+    expect(mixed.status).toBe('completed');
+    expect(mixed.dual_channel).toBe(false);
+    expect(wordErrorRate(stereo.reference_text ?? '', mixed.results?.results.transcript ?? '')).toBeLessThan(
+      0.6,
+    );
+    expect(mixed.results?.results.words.some((word) => word.channel !== undefined)).toBe(false);
+
+    expect(split.status).toBe('completed');
+    expect(new Set(split.results?.results.words.map((word) => word.channel))).toEqual(new Set([1, 2]));
+  });
+
+  it('ends a one-channel file sent with dual_channel=true in error not_dual_channel', async () => {
+    const record = await transcribed(samplesOfKind('utterance')[0] as Sample, { dual_channel: 'true' });
+    expect(record).toMatchObject({ status: 'error', error: { code: 'not_dual_channel' } });
+  });
+
+  it('gives every bad file its expected outcome and stays healthy', async () => {
+    const outcomes = await Promise.all(
+      samplesOfKind('bad').map(async (sample) => {
+        const submitted = await submitSample(sample);
+        if (submitted.status !== 200) return { sample, submitted, record: undefined };
+        return { sample, submitted, record: await finished(submitted.body.id ?? '') };
+      }),
+    );
+    for (const { sample, submitted, record } of outcomes) {
+      const label = `${sample.file}: ${JSON.stringify(record ?? submitted.body).slice(0, 300)}`;
+      switch (sample.expect) {
+        case 'error':
+          // An empty upload is refused at once; anything else uploaded ends as a job in error.
+          if (submitted.status === 400) expect(submitted.body.error?.code, label).toBe('missing_audio');
+          else expect(record?.status, label).toBe('error');
+          if (record) expect(record.error?.code, label).toMatch(/^(unsupported_media|no_audio)$/);
+          break;
+        case 'error_or_partial':
+          expect(['completed', 'error'], label).toContain(record?.status);
+          break;
+        case 'empty_transcript':
+          expect(record?.status, label).toBe('completed');
+          expect(record?.results?.results.transcript, label).toBe('');
+          expect(record?.results?.results.words, label).toEqual([]);
+          break;
+        default:
+          throw new Error(`Unknown expectation for ${sample.file}`);
+      }
+    }
+    expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
+    const after = await transcribed(samplesOfKind('utterance')[1] as Sample);
+    expect(after.status).toBe('completed');
+  });
+
+  it('answers every invalid option value with a 400 naming the field', async () => {
+    const audio = await readFile(samplePath(samplesOfKind('utterance')[0] as Sample));
+    const invalid: Record<(typeof OPTION_FIELDS)[number], string> = {
+      dual_channel: 'stereo',
+      punctuate: 'yes',
+      speaker_diarization: '2',
+      tldr: 'on',
+      short_hand_notes: 'TRUEISH',
+      language: 'esEs',
+      webhook_url: 'ftp://example.com/hook',
+      custom: 'x'.repeat(4097),
+    };
+    for (const [field, value] of Object.entries(invalid)) {
+      const { status, body } = await submitFile(audio, { [field]: value });
+      expect(status, field).toBe(400);
+      expect(body.error?.field, field).toBe(field);
+      expect(body.error?.code, field).toMatch(/^(invalid_option|unsupported_language)$/);
+    }
+  });
+
+  it('refuses requests without a valid key, and accepts the key as a header', async () => {
+    const status = `${baseUrl}/v1-beta/transcript/status?id=x`;
+    const missing = await fetch(status);
+    expect(missing.status).toBe(401);
+    expect(((await missing.json()) as SubmitBody).error?.code).toBe('missing_api_key');
+    const invalid = await fetch(`${status}&x-api-key=wrong-key-000000000`);
+    expect(((await invalid.json()) as SubmitBody).error?.code).toBe('invalid_api_key');
+    const header = await fetch(status, { headers: { 'x-api-key': API_KEY } });
+    expect(header.status).toBe(404);
+  });
+
+  it('answers 415 for a non-multipart body and 413 above the direct-upload limit', async () => {
+    const json = await fetch(url('/v1-beta/transcript'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(json.status).toBe(415);
+    const big = await submitFile(Buffer.alloc(MAX_DIRECT_UPLOAD_BYTES + 1));
+    expect(big.status).toBe(413);
+    expect(big.body.error?.code).toBe('payload_too_large');
+  });
+});

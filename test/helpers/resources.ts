@@ -1,0 +1,19 @@
+import { randomBytes } from 'node:crypto';
+import { readAwsConfig } from '#aws/config';
+import { createResources, type LocalQueues } from '#local/resources';
+
+/**
+ * Fresh tables, bucket and queues for one test file, under unique names, with the settings of the
+ * stack; the handlers of that file find them through the environment.
+ */
+export async function useFreshResources(
+  settings: { visibilityTimeoutSeconds?: number } = {},
+): Promise<LocalQueues> {
+  const suffix = randomBytes(4).toString('hex');
+  process.env.JOBS_TABLE = `jobs-${suffix}`;
+  process.env.API_KEYS_TABLE = `api-keys-${suffix}`;
+  process.env.MEDIA_BUCKET = `media-${suffix}`;
+  const queues = await createResources(readAwsConfig(), { ...settings, queueNameSuffix: suffix });
+  process.env.JOBS_QUEUE_URL = queues.jobsQueueUrl;
+  return queues;
+}

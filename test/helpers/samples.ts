@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The shared recordings, read in place beside the repository (never copied into it). */
+export const SAMPLES_DIR = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'shared',
+  'samples',
+);
+
+export interface Sample {
+  id: string;
+  file: string;
+  kind: 'utterance' | 'conversation' | 'stereo' | 'format' | 'bad';
+  channels?: number | null;
+  duration_s?: number | null;
+  reference_text?: string | null;
+  expect?: 'error' | 'error_or_partial' | 'empty_transcript' | 'transcribe';
+}
+
+export const samples: Sample[] = JSON.parse(readFileSync(join(SAMPLES_DIR, 'manifest.json'), 'utf8'));
+
+export function samplePath(sample: Sample): string {
+  return join(SAMPLES_DIR, sample.file);
+}
+
+export function samplesOfKind(kind: Sample['kind']): Sample[] {
+  return samples.filter((sample) => sample.kind === kind);
+}
+
+/** The first sample matching a predicate; tests pick by property, not by name. */
+export function findSample(predicate: (sample: Sample) => boolean): Sample {
+  const sample = samples.find(predicate);
+  if (!sample) throw new Error('No sample matches.');
+  return sample;
+}

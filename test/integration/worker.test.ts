@@ -1,0 +1,178 @@
+import { readFile } from 'node:fs/promises';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { handler as submit } from '#api/submit';
+import { createSqsClient } from '#aws/clients';
+import { readAwsConfig } from '#aws/config';
+import { awsServices } from '#aws/services';
+import type { Job } from '#core/job';
+import { encodeJobMessage } from '#core/messages';
+import { QueuePoller, type SqsHandler } from '#local/poller';
+import type { LocalQueues } from '#local/resources';
+import { apiEvent, multipartBody, sqsEvent } from '#test/helpers/events';
+import { useFreshResources } from '#test/helpers/resources';
+import { findSample, type Sample, samplePath } from '#test/helpers/samples';
+import { handler as deadLetter } from '#worker/dead-letter';
+import { handler as worker } from '#worker/transcribe-job';
+
+let queues: LocalQueues;
+beforeAll(async () => {
+  // A short visibility timeout so that redelivery happens within the test.
+  queues = await useFreshResources({ visibilityTimeoutSeconds: 1 });
+});
+
+const utterance = findSample((sample) => sample.kind === 'utterance' && (sample.duration_s ?? 0) > 3);
+const undecodable = findSample(
+  (sample) =>
+    sample.kind === 'bad' &&
+    sample.expect === 'error' &&
+    sample.file.length > 0 &&
+    sample.id.includes('text'),
+);
+
+/** Submits through the real submit handler, so the audio lands in S3 and a message in the queue. */
+async function submitted(sample: Sample, fields: Record<string, string> = {}): Promise<Job> {
+  const form = new FormData();
+  form.append('audio', new Blob([await readFile(samplePath(sample))]), 'input');
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  const { body, contentType } = await multipartBody(form);
+  const response = await submit(
+    apiEvent({
+      method: 'POST',
+      path: '/v1-beta/transcript',
+      tenantId: 'tenant-w',
+      headers: { 'content-type': contentType },
+      body,
+    }),
+  );
+  expect(response.statusCode).toBe(200);
+  const job = await awsServices().jobs.get(JSON.parse(response.body).id);
+  if (!job) throw new Error('job not stored');
+  return job;
+}
+
+async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function poller(queueUrl: string, handler: SqsHandler): QueuePoller {
+  return new QueuePoller({
+    sqs: createSqsClient(readAwsConfig()),
+    queueUrl,
+    handler,
+    batchSize: 1,
+    concurrency: 1,
+    region: 'us-east-1',
+  });
+}
+
+describe('worker', () => {
+  it('transcribes a queued job, stores the result in S3 and completes the job', async () => {
+    const job = await submitted(utterance, { punctuate: 'false' });
+    const response = await worker(sqsEvent([encodeJobMessage(job.id)]));
+    expect(response.batchItemFailures).toEqual([]);
+
+    const done = await awsServices().jobs.get(job.id);
+    expect(done).toMatchObject({ status: 'completed', resultKey: `results/tenant-w/${job.id}.json` });
+    expect(done).not.toHaveProperty('leaseExpiresAt');
+    const result = await awsServices().media.getResult(done?.resultKey ?? '');
+    expect(result.engine).toBe('sphinx');
+    expect(result.words.length).toBeGreaterThan(3);
+    expect(result.transcript).toBe(result.transcript.toLowerCase());
+    expect(done?.audio_duration_ms).toBe(result.audio_duration_ms);
+  });
+
+  it('ends a job whose file cannot be decoded in error, without retrying', async () => {
+    const job = await submitted(undecodable);
+    const response = await worker(sqsEvent([encodeJobMessage(job.id)]));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(await awsServices().jobs.get(job.id)).toMatchObject({
+      status: 'error',
+      error: { code: 'unsupported_media', message: expect.any(String) },
+    });
+  });
+
+  it('never runs a finished job again when its message is delivered twice', async () => {
+    const job = await submitted(utterance);
+    await worker(sqsEvent([encodeJobMessage(job.id)]));
+    const first = await awsServices().jobs.get(job.id);
+    const again = await worker(sqsEvent([encodeJobMessage(job.id)], 2));
+    expect(again.batchItemFailures).toEqual([]);
+    expect(await awsServices().jobs.get(job.id)).toEqual(first);
+  });
+
+  it('hands a message back while another worker holds the job', async () => {
+    const job = await submitted(utterance);
+    const { jobs } = awsServices();
+    await jobs.claim(job.id, new Date(), 60_000);
+    const busy = await worker(sqsEvent([encodeJobMessage(job.id)]));
+    expect(busy.batchItemFailures).toEqual([{ itemIdentifier: 'message-0' }]);
+    expect((await jobs.get(job.id))?.status).toBe('processing');
+  });
+
+  it('takes over a job whose worker died, once its lease has run out', async () => {
+    const job = await submitted(utterance);
+    const { jobs } = awsServices();
+    // Claimed two hours ago for one minute by a worker that never finished.
+    await jobs.claim(job.id, new Date(Date.now() - 7_200_000), 60_000);
+    const response = await worker(sqsEvent([encodeJobMessage(job.id)], 2));
+    expect(response.batchItemFailures).toEqual([]);
+    expect((await jobs.get(job.id))?.status).toBe('completed');
+  });
+
+  it('reports a message that is not a job message as failed, so that it is kept for the dead-letter queue', async () => {
+    const response = await worker(sqsEvent(['{"hello":1}']));
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'message-0' }]);
+  });
+
+  it('retries a transient failure through SQS redelivery and completes the job', async () => {
+    const job = await submitted(utterance);
+    let calls = 0;
+    const flaky: SqsHandler = async (event) => {
+      calls += 1;
+      if (calls === 1) throw new Error('transient: connection reset');
+      return worker(event);
+    };
+    const jobsPoller = poller(queues.jobsQueueUrl, flaky);
+    await jobsPoller.start();
+    try {
+      const done = await eventually(
+        () => awsServices().jobs.get(job.id),
+        (value) => value?.status === 'completed',
+      );
+      expect(done?.status).toBe('completed');
+      expect(calls).toBeGreaterThanOrEqual(2);
+    } finally {
+      await jobsPoller.stop();
+    }
+  });
+
+  it('puts the job of a message that keeps failing in error through the dead-letter queue', async () => {
+    const job = await submitted(utterance);
+    const crashing: SqsHandler = async () => {
+      throw new Error('worker crashed');
+    };
+    const jobsPoller = poller(queues.jobsQueueUrl, crashing);
+    const deadLetterPoller = poller(queues.deadLetterQueueUrl, deadLetter);
+    await jobsPoller.start();
+    await deadLetterPoller.start();
+    try {
+      const failed = await eventually(
+        () => awsServices().jobs.get(job.id),
+        (value) => value?.status === 'error',
+      );
+      expect(failed).toMatchObject({ status: 'error', error: { code: 'transcription_failed' } });
+    } finally {
+      await jobsPoller.stop();
+      await deadLetterPoller.stop();
+    }
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '#core/errors';
+import { MAX_CUSTOM_LENGTH, parseJobOptions } from '#core/options';
+
+function refusal(fields: Record<string, string>, settings = {}): ApiError {
+  try {
+    parseJobOptions(fields, settings);
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error(`accepted ${JSON.stringify(fields)}`);
+}
+
+describe('parseJobOptions', () => {
+  it('applies the defaults of DESIGN 3 when no option is sent', () => {
+    expect(parseJobOptions({})).toEqual({
+      dual_channel: false,
+      punctuate: true,
+      speaker_diarization: false,
+      tldr: false,
+      short_hand_notes: false,
+      language: 'enUs',
+      webhook_url: '',
+      custom: '',
+    });
+  });
+
+  it('accepts true and false in any case', () => {
+    const options = parseJobOptions({
+      dual_channel: 'TRUE',
+      punctuate: 'False',
+      tldr: 'true',
+      short_hand_notes: 'tRuE',
+    });
+    expect(options).toMatchObject({
+      dual_channel: true,
+      punctuate: false,
+      tldr: true,
+      short_hand_notes: true,
+    });
+  });
+
+  it.each(['dual_channel', 'punctuate', 'speaker_diarization', 'tldr', 'short_hand_notes'])(
+    'refuses a non-boolean %s with a 400 naming the field',
+    (field) => {
+      for (const value of ['yes', '1', '', 'truee']) {
+        const error = refusal({ [field]: value });
+        expect(error.status).toBe(400);
+        expect(error.code).toBe('invalid_option');
+        expect(error.field).toBe(field);
+        expect(error.message).toContain(field);
+      }
+    },
+  );
+
+  it('accepts enUs in any case and refuses other languages, listing the accepted codes', () => {
+    expect(parseJobOptions({ language: 'ENUS' }).language).toBe('enUs');
+    const error = refusal({ language: 'frFr' });
+    expect(error).toMatchObject({ status: 400, code: 'unsupported_language', field: 'language' });
+    expect(error.message).toContain('enUs');
+  });
+
+  it('accepts an empty or https webhook_url and refuses anything else', () => {
+    expect(parseJobOptions({ webhook_url: '' }).webhook_url).toBe('');
+    expect(parseJobOptions({ webhook_url: 'https://example.com/hook' }).webhook_url).toBe(
+      'https://example.com/hook',
+    );
+    for (const value of ['example.com/hook', 'ftp://example.com', 'http://example.com/hook', 'https://']) {
+      expect(refusal({ webhook_url: value })).toMatchObject({
+        status: 400,
+        code: 'invalid_option',
+        field: 'webhook_url',
+      });
+    }
+  });
+
+  it('accepts http webhooks in local mode only', () => {
+    expect(
+      parseJobOptions({ webhook_url: 'http://localhost:9000/x' }, { allowHttpWebhooks: true }).webhook_url,
+    ).toBe('http://localhost:9000/x');
+  });
+
+  it('keeps custom up to its limit and refuses longer values', () => {
+    expect(parseJobOptions({ custom: 'x'.repeat(MAX_CUSTOM_LENGTH) }).custom).toHaveLength(MAX_CUSTOM_LENGTH);
+    expect(refusal({ custom: 'x'.repeat(MAX_CUSTOM_LENGTH + 1) })).toMatchObject({
+      code: 'invalid_option',
+      field: 'custom',
+    });
+  });
+
+  it('refuses unknown fields, so that a misspelt option is not silently ignored', () => {
+    expect(refusal({ speaker_diarisation: 'true' })).toMatchObject({
+      status: 400,
+      code: 'invalid_request',
+      field: 'speaker_diarisation',
+    });
+  });
+});

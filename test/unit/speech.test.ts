@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JobFailure } from '#core/errors';
+import { parseJobOptions } from '#core/options';
+import { LocalTranscriber } from '#speech/local-transcriber';
+import { decodeToWav, probeMedia } from '#speech/media';
+import { SphinxEngine } from '#speech/sphinx';
+import { detectVoicing } from '#speech/voicing';
+import { readWavLayout, wavDurationMs } from '#speech/wav';
+import { findSample, type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
+import { wordErrorRate } from '#test/helpers/wer';
+
+let workDir: string;
+beforeEach(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'speech-test-'));
+});
+afterEach(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+const transcriber = new LocalTranscriber(new SphinxEngine());
+const transcribe = (sample: Sample, fields: Record<string, string> = {}) =>
+  transcriber.transcribe({ audioFile: samplePath(sample), workDir, options: parseJobOptions(fields) });
+
+async function failureOf(promise: Promise<unknown>): Promise<JobFailure> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof JobFailure) return error;
+    throw error;
+  }
+  throw new Error('expected a JobFailure');
+}
+
+describe('media probing and decoding', () => {
+  it.each(samplesOfKind('format').map((sample) => [sample.file, sample]))(
+    'decodes %s to 16 kHz mono 16-bit WAV of the same length',
+    async (_file, sample) => {
+      const info = await probeMedia(samplePath(sample));
+      const [wav = ''] = await decodeToWav(samplePath(sample), workDir);
+      expect(await readWavLayout(wav)).toMatchObject({ sampleRate: 16_000, channels: 1, bitsPerSample: 16 });
+      expect(Math.abs((await wavDurationMs(wav)) - (info.durationMs ?? 0))).toBeLessThan(100);
+    },
+  );
+
+  it('sees the video track of a video file', async () => {
+    const video = findSample((sample) => sample.kind === 'format' && sample.file.endsWith('.mp4'));
+    expect(await probeMedia(samplePath(video))).toMatchObject({ hasVideo: true, channels: 1 });
+  });
+
+  it('splits a two-channel file into one WAV per channel', async () => {
+    const stereo = findSample((sample) => sample.kind === 'stereo');
+    const wavs = await decodeToWav(samplePath(stereo), workDir, [0, 1]);
+    expect(wavs).toHaveLength(2);
+    for (const wav of wavs)
+      expect(await readWavLayout(wav)).toMatchObject({ channels: 1, sampleRate: 16_000 });
+  });
+
+  it.each(
+    samplesOfKind('bad')
+      .filter((sample) => sample.expect === 'error')
+      .map((sample) => [sample.file, sample]),
+  )('refuses %s as unsupported media', async (_file, sample) => {
+    expect((await failureOf(probeMedia(samplePath(sample)))).code).toBe('unsupported_media');
+  });
+});
+
+describe('voicing', () => {
+  it('finds voiced speech in an utterance and none in silence or noise', async () => {
+    const voicedShare = async (sample: Sample) => {
+      const [wav = ''] = await decodeToWav(samplePath(sample), workDir);
+      const track = await detectVoicing(wav);
+      return track.voiced.reduce((sum, value) => sum + value, 0) / Math.max(1, track.voiced.length);
+    };
+    expect(await voicedShare(samplesOfKind('utterance')[5] as Sample)).toBeGreaterThan(0.2);
+    for (const sample of samplesOfKind('bad').filter((entry) => entry.expect === 'empty_transcript')) {
+      expect(await voicedShare(sample)).toBe(0);
+    }
+  });
+});
+
+describe('LocalTranscriber', () => {
+  it('transcribes an utterance with timed, ordered words that spell the transcript', async () => {
+    const sample = samplesOfKind('utterance').find((entry) => (entry.duration_s ?? 0) > 5) as Sample;
+    const result = await transcribe(sample);
+    expect(result.engine).toBe('sphinx');
+    expect(Math.abs(result.audio_duration_ms - (sample.duration_s ?? 0) * 1000)).toBeLessThan(100);
+    expect(wordErrorRate(sample.reference_text ?? '', result.transcript)).toBeLessThan(0.5);
+    expect(result.words.map((word) => word.word).join(' ')).toBe(result.transcript);
+    for (const [index, word] of result.words.entries()) {
+      expect(Number.isInteger(word.startTime) && Number.isInteger(word.endTime)).toBe(true);
+      expect(word.endTime).toBeGreaterThanOrEqual(word.startTime);
+      expect(word.confidence).toBeGreaterThanOrEqual(0);
+      expect(word.confidence).toBeLessThanOrEqual(1);
+      if (index > 0) expect(word.startTime).toBeGreaterThanOrEqual(result.words[index - 1]?.startTime ?? 0);
+    }
+    expect(result.transcript).toMatch(/^[A-Z].*\.$/);
+  });
+
+  it('gives lower-case text without punctuation when punctuate is false', async () => {
+    const result = await transcribe(samplesOfKind('utterance')[5] as Sample, { punctuate: 'false' });
+    expect(result.transcript.length).toBeGreaterThan(0);
+    expect(result.transcript).toBe(result.transcript.toLowerCase());
+    expect(result.transcript).not.toMatch(/[.,?!]/);
+  });
+
+  it.each(
+    samplesOfKind('bad')
+      .filter((sample) => sample.expect === 'empty_transcript')
+      .map((s) => [s.file, s]),
+  )('completes %s with an empty transcript rather than invented words', async (_file, sample) => {
+    const result = await transcribe(sample);
+    expect(result).toMatchObject({ transcript: '', words: [] });
+    expect(result.audio_duration_ms).toBeGreaterThan(0);
+  });
+
+  it('transcribes each channel of a dual-channel file and labels words and turns with their channel', async () => {
+    const stereo = findSample((sample) => sample.kind === 'stereo' && (sample.duration_s ?? 0) > 10);
+    const result = await transcribe(stereo, { dual_channel: 'true' });
+    const channels = new Set(result.words.map((word) => word.channel));
+    expect(channels).toEqual(new Set([1, 2]));
+    expect(
+      result.words.every((word) => word.speaker === `S${word.channel === result.words[0]?.channel ? 1 : 2}`),
+    ).toBe(true);
+    expect(result.utterances?.length).toBeGreaterThanOrEqual(2);
+    const starts = result.words.map((word) => word.startTime);
+    expect(starts).toEqual([...starts].sort((a, b) => a - b));
+  });
+
+  it('fails a one-channel file sent with dual_channel=true as not_dual_channel', async () => {
+    const failure = await failureOf(
+      transcribe(samplesOfKind('utterance')[0] as Sample, { dual_channel: 'true' }),
+    );
+    expect(failure.code).toBe('not_dual_channel');
+  });
+});
