@@ -225,4 +225,12 @@ describe('the local runtime over HTTP', () => {
     expect(big.status).toBe(413);
     expect(big.body.error?.code).toBe('payload_too_large');
   });
+
+  it('never writes the API key into a log line, although every request carried it in the query string', () => {
+    const banner = 'Press Ctrl-C to stop.';
+    expect(output).toContain(banner);
+    const logs = output.slice(output.indexOf(banner) + banner.length);
+    expect(logs).toContain('GET /v1-beta/transcript/status 200');
+    expect(logs).not.toContain(API_KEY);
+  });
 });
