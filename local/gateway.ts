@@ -7,6 +7,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
 import { ApiError } from '#core/errors';
+import { BINARY_MEDIA_TYPES } from '#core/resources';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
@@ -32,8 +33,13 @@ export interface GatewayOptions {
   log: (line: string) => void;
 }
 
-/** Content types API Gateway is told to pass as binary (base64) rather than as text. */
-const BINARY_TYPES = /^(multipart\/|audio\/|video\/|application\/octet-stream)/i;
+/** Whether API Gateway, given the stack's binary media types, passes this content type base64-encoded. */
+function isBinary(contentType: string): boolean {
+  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  return BINARY_MEDIA_TYPES.some((pattern) =>
+    pattern.endsWith('/*') ? type.startsWith(pattern.slice(0, -1)) : type === pattern,
+  );
+}
 
 /**
  * A local stand-in for API Gateway (REST, proxy integration): each request becomes the event the
@@ -135,7 +141,7 @@ async function handle(
   }
 
   const contentType = headers['content-type'] ?? '';
-  const binary = BINARY_TYPES.test(contentType);
+  const binary = isBinary(contentType);
   const result = await route.handler({
     resource: route.path,
     path: url.pathname,

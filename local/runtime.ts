@@ -10,15 +10,17 @@ import { createSqsClient } from '#aws/clients';
 import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
 import { createApiKey } from '#core/api-keys';
-import { MAX_DIRECT_UPLOAD_BYTES, RESOURCES } from '#core/resources';
+import { API_ROUTES, type ApiHandlerName, MAX_DIRECT_UPLOAD_BYTES, RESOURCES } from '#core/resources';
 import { handler as deadLetter } from '#worker/dead-letter';
 import { handler as transcribeJob } from '#worker/transcribe-job';
 import { startEmulators } from './emulators.ts';
-import { createGateway } from './gateway.ts';
+import { createGateway, type ProxyHandler } from './gateway.ts';
 import { QueuePoller } from './poller.ts';
 import { createResources } from './resources.ts';
 
 export const LOCAL_TENANT = 'local';
+
+const handlers: Record<ApiHandlerName, ProxyHandler> = { submit, status };
 /** Where a running local runtime tells other commands (`npm run keys -- --local`) its endpoints. */
 export const RUNTIME_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', '.local', 'runtime.json');
 
@@ -102,10 +104,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
 
     let ready = false;
     const server = createGateway({
-      routes: [
-        { method: 'POST', path: '/v1-beta/transcript', handler: submit, authorized: true },
-        { method: 'GET', path: '/v1-beta/transcript/status', handler: status, authorized: true },
-      ],
+      routes: API_ROUTES.map((route) => ({ ...route, handler: handlers[route.handler] })),
       authorizer,
       maxBodyBytes: MAX_DIRECT_UPLOAD_BYTES,
       stage: 'v1-beta',

@@ -47,3 +47,14 @@ export const RESOURCES = {
     retentionSeconds: 14 * 24 * 60 * 60,
   },
 } as const;
+
+/** The API's routes; the local gateway and the stack both build theirs from this list. */
+export const API_ROUTES = [
+  { method: 'POST', path: '/v1-beta/transcript', handler: 'submit', authorized: true },
+  { method: 'GET', path: '/v1-beta/transcript/status', handler: 'status', authorized: true },
+] as const;
+
+export type ApiHandlerName = (typeof API_ROUTES)[number]['handler'];
+
+/** Content types API Gateway passes to the handlers base64-encoded, so that audio arrives intact. */
+export const BINARY_MEDIA_TYPES = ['multipart/form-data', 'audio/*', 'video/*', 'application/octet-stream'];

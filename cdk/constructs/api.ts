@@ -1,0 +1,211 @@
+import { Duration } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  type CfnAuthorizer,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  RequestAuthorizer,
+  type Resource,
+  ResponseType,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { API_KEY_PARAMETER } from '#api/authorizer';
+import { API_ROUTES, type ApiHandlerName, BINARY_MEDIA_TYPES } from '#core/resources';
+import { type Data, MEDIA_PREFIXES } from './data.ts';
+import type { Queues } from './queues.ts';
+import { FUNCTION_DEFAULTS, ServiceFunction } from './service-function.ts';
+
+export const STAGE_NAME = 'prod';
+
+export interface ApiProps {
+  data: Data;
+  queues: Queues;
+  /** Seconds an authorizer decision is cached; 0 turns caching off, which lets the key come as a header too. */
+  authorizerCacheSeconds: number;
+  throttlingRateLimit: number;
+  throttlingBurstLimit: number;
+}
+
+/**
+ * Access log fields. The query string is left out on purpose: it carries the API key.
+ * `resourcePath` is the route template, never the request URL.
+ */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  requestTime: '$context.requestTime',
+  ip: '$context.identity.sourceIp',
+  method: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  latencyMs: '$context.responseLatency',
+  tenant: '$context.authorizer.tenantId',
+  authorizerError: '$context.authorizer.errorCode',
+  gatewayError: '$context.error.responseType',
+};
+
+/** Gateway-made responses in the API's error shape `{error: {code, message}}`. */
+const GATEWAY_RESPONSES: { type: ResponseType; status: string; code: string; message: string }[] = [
+  // A Deny from the authorizer: its context says why.
+  {
+    type: ResponseType.ACCESS_DENIED,
+    status: '401',
+    code: '$context.authorizer.errorCode',
+    message: '$context.authorizer.errorMessage',
+  },
+  // The identity source is absent: API Gateway answers without calling the authorizer.
+  {
+    type: ResponseType.UNAUTHORIZED,
+    status: '401',
+    code: 'missing_api_key',
+    message: `Pass your API key in the ${API_KEY_PARAMETER} query parameter.`,
+  },
+  {
+    type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    status: '404',
+    code: 'not_found',
+    message: 'No such route.',
+  },
+  {
+    type: ResponseType.REQUEST_TOO_LARGE,
+    status: '413',
+    code: 'payload_too_large',
+    message: 'The request body is too large.',
+  },
+  {
+    type: ResponseType.THROTTLED,
+    status: '429',
+    code: 'rate_limited',
+    message: 'Too many requests; retry later.',
+  },
+  {
+    type: ResponseType.QUOTA_EXCEEDED,
+    status: '429',
+    code: 'rate_limited',
+    message: 'Request quota exceeded.',
+  },
+  {
+    type: ResponseType.DEFAULT_4XX,
+    status: '400',
+    code: 'invalid_request',
+    message: '$context.error.validationErrorString',
+  },
+  {
+    type: ResponseType.DEFAULT_5XX,
+    status: '500',
+    code: 'internal',
+    message: 'Internal error. Please retry later.',
+  },
+];
+
+/** The REST API with its Lambda request authorizer, one Lambda per route. */
+export class Api extends Construct {
+  readonly restApi: RestApi;
+  readonly functions: Record<ApiHandlerName | 'authorizer', ServiceFunction>;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    const { data, queues } = props;
+    const tableEnvironment = {
+      JOBS_TABLE: data.jobsTable.tableName,
+      MEDIA_BUCKET: data.mediaBucket.bucketName,
+    };
+
+    const submit = new ServiceFunction(this, 'Submit', {
+      entry: 'functions/api/submit.ts',
+      description: 'POST /v1-beta/transcript',
+      timeout: Duration.seconds(29),
+      // Room for the base64 body, the upload part buffer and a little more CPU for parsing.
+      memorySize: 1024,
+      environment: { ...tableEnvironment, JOBS_QUEUE_URL: queues.jobsQueue.queueUrl },
+    });
+    data.grantItems(submit, data.jobsTable, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
+    data.grantObjects(
+      submit,
+      MEDIA_PREFIXES.audio,
+      's3:PutObject',
+      's3:DeleteObject',
+      's3:AbortMultipartUpload',
+    );
+    queues.jobsQueue.grantSendMessages(submit);
+
+    const status = new ServiceFunction(this, 'Status', {
+      entry: 'functions/api/status.ts',
+      description: 'GET /v1-beta/transcript/status',
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+      environment: tableEnvironment,
+    });
+    data.grantItems(status, data.jobsTable, 'dynamodb:GetItem');
+    data.grantObjects(status, MEDIA_PREFIXES.results, 's3:GetObject');
+
+    const authorizer = new ServiceFunction(this, 'Authorizer', {
+      entry: 'functions/api/authorizer.ts',
+      description: 'API key → tenant',
+      timeout: Duration.seconds(5),
+      memorySize: 256,
+      environment: { API_KEYS_TABLE: data.apiKeysTable.tableName },
+    });
+    data.grantItems(authorizer, data.apiKeysTable, 'dynamodb:GetItem');
+    this.functions = { submit, status, authorizer };
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: FUNCTION_DEFAULTS.logRetention });
+    this.restApi = new RestApi(this, 'RestApi', {
+      description: 'Asynchronous transcription API',
+      endpointTypes: [EndpointType.REGIONAL],
+      binaryMediaTypes: BINARY_MEDIA_TYPES,
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: STAGE_NAME,
+        throttlingRateLimit: props.throttlingRateLimit,
+        throttlingBurstLimit: props.throttlingBurstLimit,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+        // Execution logs would record request parameters, API keys among them.
+        loggingLevel: MethodLoggingLevel.OFF,
+        dataTraceEnabled: false,
+        metricsEnabled: true,
+      },
+    });
+    for (const response of GATEWAY_RESPONSES) {
+      this.restApi.addGatewayResponse(`Response${response.type.responseType}`, {
+        type: response.type,
+        statusCode: response.status,
+        responseHeaders: { 'Content-Type': "'application/json'" },
+        templates: {
+          'application/json': `{"error":{"code":"${response.code}","message":"${response.message}"}}`,
+        },
+      });
+    }
+
+    const requestAuthorizer = new RequestAuthorizer(this, 'ApiKeyAuthorizer', {
+      handler: authorizer,
+      identitySources:
+        props.authorizerCacheSeconds > 0 ? [IdentitySource.queryString(API_KEY_PARAMETER)] : [],
+      resultsCacheTtl: Duration.seconds(props.authorizerCacheSeconds),
+    });
+    if (props.authorizerCacheSeconds === 0) {
+      // Without caching no identity source is required, so the key may come as a header or in the query.
+      (requestAuthorizer.node.defaultChild as CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
+    }
+
+    const handlers: Record<ApiHandlerName, ServiceFunction> = { submit, status };
+    for (const route of API_ROUTES) {
+      const resource = route.path
+        .split('/')
+        .filter(Boolean)
+        .reduce<Resource | RestApi['root']>(
+          (parent, part) => parent.getResource(part) ?? parent.addResource(part),
+          this.restApi.root,
+        );
+      resource.addMethod(route.method, new LambdaIntegration(handlers[route.handler]), {
+        ...(route.authorized ? { authorizer: requestAuthorizer } : {}),
+      });
+    }
+  }
+}

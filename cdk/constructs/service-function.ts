@@ -1,0 +1,59 @@
+import type { Duration } from 'aws-cdk-lib';
+import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+export const REPO_ROOT = new URL('../..', import.meta.url).pathname;
+
+export interface ServiceFunctionProps {
+  /** Path of the handler module from the repository root, e.g. `functions/api/submit.ts`. */
+  entry: string;
+  description: string;
+  timeout: Duration;
+  memorySize: number;
+  environment: Record<string, string>;
+}
+
+/** Settings every Lambda of the service shares: Node.js 22 on arm64, JSON logs kept 90 days. */
+export const FUNCTION_DEFAULTS = {
+  architecture: Architecture.ARM_64,
+  loggingFormat: LoggingFormat.JSON,
+  logRetention: RetentionDays.THREE_MONTHS,
+};
+
+/** A handler of `functions/`, bundled by the locally installed esbuild (no Docker) as one ES module. */
+export class ServiceFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id, {
+      entry: `${REPO_ROOT}${props.entry}`,
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: `${REPO_ROOT}package-lock.json`,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: FUNCTION_DEFAULTS.architecture,
+      description: props.description,
+      timeout: props.timeout,
+      memorySize: props.memorySize,
+      loggingFormat: FUNCTION_DEFAULTS.loggingFormat,
+      logGroup: new LogGroup(scope, `${id}Logs`, { retention: FUNCTION_DEFAULTS.logRetention }),
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        ...props.environment,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        // Bundle the SDK too, so that the deployed code runs the versions that were tested.
+        externalModules: [],
+        mainFields: ['module', 'main'],
+        banner:
+          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        forceDockerBundling: false,
+      },
+    });
+  }
+}

@@ -1,0 +1,281 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '#cdk/app';
+import { RESOURCES, RETENTION_DAYS } from '#core/resources';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+function synthesize(context: Record<string, string> = {}) {
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+  const { app, stack } = buildApp(new App({ outdir, context }));
+  // Runs the cdk-nag AwsSolutions checks: throws on any finding that is not acknowledged.
+  app.synth();
+  return { stack, template: Template.fromStack(stack), outdir };
+}
+
+let template: Template;
+let resources: Resources;
+
+beforeAll(() => {
+  ({ template } = synthesize({ workerConcurrency: '7' }));
+  resources = template.toJSON().Resources;
+});
+
+function ofType(type: string) {
+  return Object.entries(resources).filter(([, resource]) => resource.Type === type);
+}
+
+describe('data', () => {
+  it('keeps jobs in an on-demand table with the TTL attribute, PITR and the tenant index', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: RESOURCES.jobsTable.ttlAttribute, Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      GlobalSecondaryIndexes: [
+        Match.objectLike({
+          IndexName: RESOURCES.jobsTable.tenantIndex.name,
+          KeySchema: [
+            { AttributeName: 'tenantId', KeyType: 'HASH' },
+            { AttributeName: 'timestamp_submitted', KeyType: 'RANGE' },
+          ],
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it('blocks public access, encrypts, expires audio and results after 90 days and allows presigned PUTs', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: Match.objectLike({}),
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: 'audio/', ExpirationInDays: RETENTION_DAYS, Status: 'Enabled' }),
+          Match.objectLike({ Prefix: 'results/', ExpirationInDays: RETENTION_DAYS, Status: 'Enabled' }),
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+        ]),
+      },
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedMethods: ['PUT'] })] },
+    });
+  });
+
+  it('refuses every request to the buckets that does not use TLS', () => {
+    const policies = ofType('AWS::S3::BucketPolicy');
+    expect(policies).toHaveLength(2);
+    for (const [, policy] of policies) {
+      expect(JSON.stringify(policy.Properties)).toContain('"aws:SecureTransport":"false"');
+    }
+  });
+});
+
+describe('queues', () => {
+  it('redrives to a dead-letter queue after 3 receives and keeps dead letters 14 days', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      RedrivePolicy: Match.absent(),
+    });
+  });
+
+  it('hides a message for at least six times the worker timeout', () => {
+    const [, worker] =
+      ofType('AWS::Lambda::Function').find(([, fn]) => fn.Properties.PackageType === 'Image') ?? [];
+    const [, queue] = ofType('AWS::SQS::Queue').find(([, q]) => q.Properties.RedrivePolicy) ?? [];
+    const timeout = Number(worker?.Properties.Timeout);
+    expect(timeout).toBe(900);
+    expect(Number(queue?.Properties.VisibilityTimeout)).toBeGreaterThanOrEqual(6 * timeout);
+  });
+});
+
+describe('functions', () => {
+  it('runs every zip function on Node.js 22, arm64, with JSON logs', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions).toHaveLength(5);
+    for (const [, fn] of functions) {
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+      expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
+      if (fn.Properties.PackageType !== 'Image') expect(fn.Properties.Runtime).toBe('nodejs22.x');
+    }
+  });
+
+  it('runs the worker as an image with the configured reserved concurrency and engine', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      PackageType: 'Image',
+      ReservedConcurrentExecutions: 7,
+      Timeout: 900,
+      Environment: { Variables: Match.objectLike({ ENGINE: 'transcribe', SUMMARIZER: 'local' }) },
+    });
+  });
+
+  it('feeds the worker one message at a time with partial batch responses, and the dead-letter handler too', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(2);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it("sends this stack's Amazon Transcribe completions back to the worker queue", () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.transcribe'],
+        'detail-type': ['Transcribe Job State Change'],
+        detail: {
+          TranscriptionJobName: [{ prefix: 'TranscriptionService-' }],
+          TranscriptionJobStatus: ['COMPLETED', 'FAILED'],
+        },
+      },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('JobsQueue'), 'Arn'] } })],
+    });
+  });
+});
+
+describe('API', () => {
+  it('authorizes with the request authorizer reading x-api-key from the query string, with caching', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.querystring.x-api-key',
+      AuthorizerResultTtlInSeconds: 300,
+    });
+    const methods = ofType('AWS::ApiGateway::Method');
+    expect(methods.map(([, method]) => method.Properties.HttpMethod).sort()).toEqual(['GET', 'POST']);
+    for (const [, method] of methods) expect(method.Properties.AuthorizationType).toBe('CUSTOM');
+  });
+
+  it('passes multipart and audio bodies as binary', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      BinaryMediaTypes: Match.arrayWith(['multipart/form-data', 'audio/*']),
+    });
+  });
+
+  it('throttles the stage and writes access logs that never contain the query string', () => {
+    const [[, stage] = ['', { Properties: {} }]] = ofType('AWS::ApiGateway::Stage');
+    const props = stage.Properties as {
+      AccessLogSetting: { Format: string };
+      MethodSettings: { ThrottlingRateLimit: number; LoggingLevel: string; DataTraceEnabled: boolean }[];
+    };
+    const format = props.AccessLogSetting.Format;
+    expect(format).toContain('$context.requestId');
+    expect(format).not.toMatch(/querystring|\$context\.path|x-api-key|requestOverride/i);
+    expect(props.MethodSettings[0]).toMatchObject({
+      ThrottlingRateLimit: 50,
+      LoggingLevel: 'OFF',
+      DataTraceEnabled: false,
+    });
+  });
+
+  it('answers a denied key with 401 and the error the authorizer gave', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'ACCESS_DENIED',
+      StatusCode: '401',
+      ResponseTemplates: {
+        'application/json': Match.stringLikeRegexp('\\$context\\.authorizer\\.errorCode'),
+      },
+    });
+  });
+});
+
+describe('alarms and outputs', () => {
+  it('alarms on dead letters, worker errors, the API 5xx rate and the oldest queued message', () => {
+    const metrics = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties.MetricName);
+    expect(metrics.sort()).toEqual(
+      ['5XXError', 'ApproximateAgeOfOldestMessage', 'ApproximateNumberOfMessagesVisible', 'Errors'].sort(),
+    );
+    for (const [, alarm] of ofType('AWS::CloudWatch::Alarm')) {
+      expect(alarm.Properties.AlarmActions).toHaveLength(1);
+    }
+  });
+
+  it('outputs the API and console URLs and the resource names', () => {
+    const outputs = Object.keys(template.toJSON().Outputs);
+    for (const name of [
+      'ApiUrl',
+      'ConsoleUrl',
+      'JobsTableName',
+      'ApiKeysTableName',
+      'MediaBucketName',
+      'JobsQueueName',
+    ]) {
+      expect(outputs).toContain(name);
+    }
+  });
+});
+
+describe('least privilege', () => {
+  it('grants no wildcard action and no wildcard resource for DynamoDB or S3', () => {
+    for (const [, policy] of ofType('AWS::IAM::Policy')) {
+      const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+        .Statement;
+      for (const statement of statements) {
+        const actions = ([] as string[]).concat(statement.Action as string | string[]);
+        for (const action of actions) expect(action, JSON.stringify(statement)).not.toContain('*');
+        if (actions.some((action) => /^(dynamodb|s3):/.test(action))) {
+          expect(statement.Resource, JSON.stringify(statement)).not.toBe('*');
+        }
+      }
+    }
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it('passes with every accepted finding acknowledged with a reason (synthesis above would have thrown)', () => {
+    const { outdir } = synthesize();
+    const report = JSON.parse(
+      readFileSync(join(outdir, 'validation-report.json'), 'utf8').replace(/^\uFEFF/, '') || '{}',
+    );
+    expect(JSON.stringify(report)).not.toMatch(/"status":\s*"failure"/);
+  });
+
+  it('fails the synthesis for a finding nobody acknowledged', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+    const { app, stack } = buildApp(new App({ outdir }));
+    new Bucket(stack, 'UnloggedBucket');
+    expect(() => app.synth()).toThrow(/AwsSolutions-S1\b/);
+  });
+});
+
+describe('settings', () => {
+  it('turns caching off to accept the key as a header, and grants Bedrock only to a Bedrock summarizer', () => {
+    const { template: custom } = synthesize({
+      authorizerCacheSeconds: '0',
+      summarizer: 'bedrock',
+      bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0',
+      engine: 'sphinx',
+    });
+    custom.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      AuthorizerResultTtlInSeconds: 0,
+      IdentitySource: Match.absent(),
+    });
+    custom.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ ENGINE: 'sphinx', SUMMARIZER: 'bedrock' }) },
+    });
+    expect(JSON.stringify(custom.toJSON())).toContain('bedrock:InvokeModel');
+    expect(JSON.stringify(template.toJSON())).not.toContain('bedrock:');
+  });
+
+  it('refuses settings that cannot work', () => {
+    expect(() => buildApp(new App({ context: { summarizer: 'bedrock' } }))).toThrow(/bedrockModelId/);
+    expect(() => buildApp(new App({ context: { engine: 'whisper' } }))).toThrow();
+  });
+});
