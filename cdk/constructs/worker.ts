@@ -43,6 +43,7 @@ export class Worker extends Construct {
     const environment = {
       JOBS_TABLE: data.jobsTable.tableName,
       MEDIA_BUCKET: data.mediaBucket.bucketName,
+      JOBS_QUEUE_URL: queues.jobsQueue.queueUrl,
       ENGINE: props.engine,
       SUMMARIZER: props.summarizer,
       ...(props.bedrockModelId ? { BEDROCK_MODEL_ID: props.bedrockModelId } : {}),
@@ -78,6 +79,8 @@ export class Worker extends Construct {
       }),
     );
     data.grantItems(this.worker, data.jobsTable, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
+    // Checks on jobs an asynchronous engine has are delayed messages to the same queue.
+    queues.jobsQueue.grantSendMessages(this.worker);
     data.grantObjects(this.worker, MEDIA_PREFIXES.audio, 's3:GetObject');
     data.grantObjects(this.worker, MEDIA_PREFIXES.results, 's3:PutObject');
     data.grantObjects(this.worker, MEDIA_PREFIXES.transcribeOutput, 's3:GetObject', 's3:PutObject');
@@ -123,6 +126,7 @@ export class Worker extends Construct {
       memorySize: 256,
       environment: {
         JOBS_TABLE: data.jobsTable.tableName,
+        TRANSCRIBE_JOB_PREFIX: props.transcribeJobPrefix,
         POWERTOOLS_SERVICE_NAME: 'transcription-dead-letter',
       },
     });

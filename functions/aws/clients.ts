@@ -1,6 +1,8 @@
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { TranscribeClient } from '@aws-sdk/client-transcribe';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsConfig } from './config.ts';
 
@@ -31,4 +33,12 @@ export function createSqsClient(config: AwsConfig): SQSClient {
     // The emulator's queue URLs name a host that does not resolve: always use the endpoint.
     ...(sqs ? { endpoint: sqs, useQueueUrlAsEndpoint: false, credentials: emulatorCredentials } : {}),
   });
+}
+
+export function createTranscribeClient(config: AwsConfig): TranscribeClient {
+  return new TranscribeClient({ region: config.region });
+}
+
+export function createBedrockClient(config: AwsConfig): BedrockRuntimeClient {
+  return new BedrockRuntimeClient({ region: config.region });
 }

@@ -10,6 +10,9 @@ export interface AwsConfig {
   apiKeysTable: string;
   mediaBucket: string;
   jobsQueueUrl: string;
+  /** Prefix of Amazon Transcribe job names for this deployment, and where their output goes. */
+  transcribeJobPrefix: string;
+  transcribeOutputPrefix: string;
   endpoints: { dynamodb?: string; s3?: string; sqs?: string };
 }
 
@@ -20,6 +23,8 @@ export function readAwsConfig(env: NodeJS.ProcessEnv = process.env): AwsConfig {
     apiKeysTable: env.API_KEYS_TABLE ?? RESOURCES.apiKeysTable.name,
     mediaBucket: env.MEDIA_BUCKET ?? RESOURCES.mediaBucket.name,
     jobsQueueUrl: env.JOBS_QUEUE_URL ?? '',
+    transcribeJobPrefix: env.TRANSCRIBE_JOB_PREFIX ?? '',
+    transcribeOutputPrefix: env.TRANSCRIBE_OUTPUT_PREFIX ?? 'transcribe/',
     endpoints: { dynamodb: env.DYNAMODB_ENDPOINT, s3: env.S3_ENDPOINT, sqs: env.SQS_ENDPOINT },
   };
 }

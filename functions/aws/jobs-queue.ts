@@ -1,6 +1,9 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { encodeJobMessage } from '#core/messages';
+import { encodeCheckMessage, encodeJobMessage } from '#core/messages';
 import type { JobQueue } from '#core/ports';
+
+/** SQS allows a message to be delayed by at most 15 minutes. */
+const MAX_DELAY_SECONDS = 900;
 
 /** The SQS queue that triggers the worker. */
 export class SqsJobQueue implements JobQueue {
@@ -12,6 +15,16 @@ export class SqsJobQueue implements JobQueue {
   async enqueue(jobId: string): Promise<void> {
     await this.client.send(
       new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage(jobId) }),
+    );
+  }
+
+  async scheduleCheck(jobId: string, attempt: number, delaySeconds: number): Promise<void> {
+    await this.client.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: encodeCheckMessage(jobId, attempt),
+        DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.round(delaySeconds))),
+      }),
     );
   }
 }

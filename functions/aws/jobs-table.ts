@@ -87,6 +87,26 @@ export class DynamoJobStore implements JobStore {
     return attempt !== undefined;
   }
 
+  async markEngineStarted(
+    id: string,
+    update: { audio_duration_ms: number; now: Date; deadline: Date },
+  ): Promise<boolean> {
+    const attempt = await this.conditionalUpdate({
+      Key: { id },
+      UpdateExpression:
+        'SET engineStartedAt = if_not_exists(engineStartedAt, :now), audio_duration_ms = :duration, leaseExpiresAt = :deadline, updatedAt = :now',
+      ConditionExpression: '#status = :processing',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':processing': 'processing',
+        ':duration': update.audio_duration_ms,
+        ':deadline': update.deadline.getTime(),
+        ':now': update.now.toISOString(),
+      },
+    });
+    return attempt !== undefined;
+  }
+
   /** The updated attributes, or undefined when the condition did not hold. */
   private async conditionalUpdate(
     input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>,

@@ -52,9 +52,13 @@ export class S3MediaStore implements MediaStore {
   }
 
   async getResult(key: string): Promise<TranscriptResult> {
+    return (await this.readJson(key)) as TranscriptResult;
+  }
+
+  async readJson(key: string): Promise<unknown> {
     const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     if (!Body) throw new Error(`S3 object ${key} has no body.`);
-    return JSON.parse(await Body.transformToString('utf8')) as TranscriptResult;
+    return JSON.parse(await Body.transformToString('utf8'));
   }
 
   async delete(key: string): Promise<void> {

@@ -22,6 +22,8 @@ export interface Job {
   error?: JobError;
   /** Epoch milliseconds until which a worker holds the job; a redelivered message waits for it. */
   leaseExpiresAt?: number;
+  /** When an asynchronous engine took the job. */
+  engineStartedAt?: string;
   updatedAt: string;
 }
 

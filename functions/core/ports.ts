@@ -16,6 +16,14 @@ export interface JobStore {
   complete(id: string, update: { resultKey: string; audio_duration_ms: number; now: Date }): Promise<boolean>;
   /** queued|processing → error; false when the job had already finished. */
   fail(id: string, error: JobError, now: Date): Promise<boolean>;
+  /**
+   * Records that an asynchronous engine has the job, until `deadline`; the lease then covers the
+   * engine's work, and a redelivered start message leaves the job alone.
+   */
+  markEngineStarted(
+    id: string,
+    update: { audio_duration_ms: number; now: Date; deadline: Date },
+  ): Promise<boolean>;
 }
 
 export type ClaimOutcome =
@@ -31,12 +39,16 @@ export interface MediaStore {
   downloadToFile(key: string, path: string): Promise<void>;
   putResult(key: string, result: TranscriptResult): Promise<void>;
   getResult(key: string): Promise<TranscriptResult>;
+  /** A JSON document another service wrote into the bucket (an engine's output). */
+  readJson(key: string): Promise<unknown>;
   delete(key: string): Promise<void>;
 }
 
 /** The queue of jobs to process (SQS on AWS). */
 export interface JobQueue {
   enqueue(jobId: string): Promise<void>;
+  /** Asks for the job to be checked again after a delay (at most 15 minutes, the queue's limit). */
+  scheduleCheck(jobId: string, attempt: number, delaySeconds: number): Promise<void>;
 }
 
 export interface ApiKeyRecord {
@@ -57,7 +69,40 @@ export interface ApiKeyStore {
   revoke(keyId: string, now: Date): Promise<boolean>;
 }
 
-/** Turns an audio file into a result; throws JobFailure for input that can never succeed. */
+/** Turns an audio file into a result in one call; throws JobFailure for input that can never succeed. */
 export interface Transcriber {
+  readonly mode: 'sync';
   transcribe(input: { audioFile: string; workDir: string; options: JobOptions }): Promise<TranscriptResult>;
+}
+
+/** The transcription part of a result, before summaries. */
+export type Transcription = Omit<TranscriptResult, 'tldr' | 'short_hand_notes'>;
+
+export type EngineOutcome =
+  | { state: 'running' }
+  | { state: 'completed'; transcription: Transcription }
+  | { state: 'failed'; error: JobError };
+
+/**
+ * An engine that works on its own time (Amazon Transcribe): the worker starts it, and finishes the
+ * job when the engine's completion event arrives or a scheduled check finds it done.
+ */
+export interface AsyncTranscriber {
+  readonly mode: 'async';
+  /** Checks the audio and hands it to the engine; safe to call again for the same job. */
+  start(input: { job: Job; audioFile: string; workDir: string }): Promise<{ audio_duration_ms: number }>;
+  poll(job: Job): Promise<EngineOutcome>;
+}
+
+export interface SummaryRequest {
+  tldr: boolean;
+  short_hand_notes: boolean;
+}
+
+/** Writes the summaries a job asked for from its transcript. */
+export interface Summarizer {
+  summarize(
+    transcription: Transcription,
+    request: SummaryRequest,
+  ): Promise<Pick<TranscriptResult, 'tldr' | 'short_hand_notes'>>;
 }

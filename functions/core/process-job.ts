@@ -2,18 +2,32 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JobFailure } from './errors.ts';
-import { resultKey } from './job.ts';
-import type { JobStore, MediaStore, Transcriber } from './ports.ts';
+import { type Job, resultKey } from './job.ts';
+import { jobIdOfMessage, type WorkerMessage } from './messages.ts';
+import type {
+  AsyncTranscriber,
+  JobQueue,
+  JobStore,
+  MediaStore,
+  Summarizer,
+  Transcriber,
+  Transcription,
+} from './ports.ts';
+import { ENGINE_CHECK_INTERVAL_SECONDS, ENGINE_DEADLINE_MS } from './resources.ts';
 
 export interface ProcessDeps {
   jobs: JobStore;
   media: MediaStore;
-  transcriber: Transcriber;
+  queue: JobQueue;
+  transcriber: Transcriber | AsyncTranscriber;
+  summarizer: Summarizer;
   /** How long a worker holds a job before a redelivered message may take it over. */
   leaseMs: number;
+  /** Prefix of the engine's job names for this deployment. */
+  enginePrefix: string;
 }
 
-export type ProcessOutcome = 'completed' | 'failed' | 'skipped';
+export type ProcessOutcome = 'completed' | 'failed' | 'started' | 'waiting' | 'skipped';
 
 /** Thrown when another worker holds the job: the message must come back later, not be dropped. */
 export class JobBusy extends Error {
@@ -24,35 +38,110 @@ export class JobBusy extends Error {
 }
 
 /**
- * Runs one job: claim, fetch audio, transcribe, store the result, complete.
- * A JobFailure ends the job in error; any other error propagates so that the queue retries,
- * and a finished job is never run again.
+ * Handles one worker message. A JobFailure ends the job in error; any other error propagates so that
+ * the queue retries; a finished job is never run again.
  */
+export async function handleWorkerMessage(
+  deps: ProcessDeps,
+  message: WorkerMessage,
+): Promise<ProcessOutcome> {
+  const jobId = jobIdOfMessage(message, deps.enginePrefix);
+  if (!jobId) return 'skipped';
+  if (message.kind === 'process') return processJob(deps, jobId);
+  return checkEngine(deps, jobId, message.kind === 'check' ? message.attempt : undefined);
+}
+
+/** Claims a queued job, fetches its audio and transcribes it, or hands it to an asynchronous engine. */
 export async function processJob(deps: ProcessDeps, jobId: string): Promise<ProcessOutcome> {
   const claim = await deps.jobs.claim(jobId, new Date(), deps.leaseMs);
   if (claim.outcome === 'missing' || claim.outcome === 'finished') return 'skipped';
+  // The start message of a job an engine already has came again: the engine's events finish it.
+  if (claim.outcome === 'leased' && claim.job.engineStartedAt) return 'skipped';
   if (claim.outcome === 'leased') throw new JobBusy(jobId);
 
   const { job } = claim;
-  const workDir = await mkdtemp(join(tmpdir(), 'job-'));
+  return failOnJobFailure(deps, job, async () => {
+    const workDir = await mkdtemp(join(tmpdir(), 'job-'));
+    try {
+      const audioFile = join(workDir, 'input');
+      await deps.media.downloadToFile(job.audioKey, audioFile);
+      const { transcriber } = deps;
+      if (transcriber.mode === 'sync') {
+        const transcription = await transcriber.transcribe({ audioFile, workDir, options: job.options });
+        return finish(deps, job, transcription);
+      }
+      const started = await transcriber.start({ job, audioFile, workDir });
+      const now = new Date();
+      await deps.jobs.markEngineStarted(job.id, {
+        audio_duration_ms: started.audio_duration_ms,
+        now,
+        deadline: new Date(now.getTime() + ENGINE_DEADLINE_MS),
+      });
+      await deps.queue.scheduleCheck(job.id, 1, ENGINE_CHECK_INTERVAL_SECONDS);
+      return 'started';
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  });
+}
+
+/**
+ * Finishes a job an asynchronous engine has, on its completion event or a scheduled check. A check
+ * that finds the engine still busy schedules the next one, until the deadline.
+ */
+async function checkEngine(
+  deps: ProcessDeps,
+  jobId: string,
+  attempt: number | undefined,
+): Promise<ProcessOutcome> {
+  const { transcriber } = deps;
+  const job = await deps.jobs.get(jobId);
+  if (job?.status !== 'processing' || !job.engineStartedAt || transcriber.mode !== 'async') return 'skipped';
+
+  return failOnJobFailure(deps, job, async () => {
+    const outcome = await transcriber.poll(job);
+    if (outcome.state === 'completed') return finish(deps, job, outcome.transcription);
+    if (outcome.state === 'failed') {
+      await deps.jobs.fail(job.id, outcome.error, new Date());
+      return 'failed';
+    }
+    if (attempt === undefined) return 'waiting';
+    if (Date.now() >= new Date(job.engineStartedAt ?? 0).getTime() + ENGINE_DEADLINE_MS) {
+      throw new JobFailure('transcription_failed', 'The transcription engine did not finish in time.');
+    }
+    await deps.queue.scheduleCheck(job.id, attempt + 1, ENGINE_CHECK_INTERVAL_SECONDS);
+    return 'waiting';
+  });
+}
+
+/** Adds the summaries the job asked for, stores the result and completes the job. */
+async function finish(deps: ProcessDeps, job: Job, transcription: Transcription): Promise<ProcessOutcome> {
+  const { tldr, short_hand_notes } = job.options;
+  const summaries =
+    tldr || short_hand_notes
+      ? await deps.summarizer.summarize(transcription, { tldr, short_hand_notes })
+      : {};
+  const key = resultKey(job.tenantId, job.id);
+  await deps.media.putResult(key, { ...transcription, ...summaries });
+  await deps.jobs.complete(job.id, {
+    resultKey: key,
+    audio_duration_ms: transcription.audio_duration_ms,
+    now: new Date(),
+  });
+  return 'completed';
+}
+
+async function failOnJobFailure(
+  deps: ProcessDeps,
+  job: Job,
+  work: () => Promise<ProcessOutcome>,
+): Promise<ProcessOutcome> {
   try {
-    const audioFile = join(workDir, 'input');
-    await deps.media.downloadToFile(job.audioKey, audioFile);
-    const result = await deps.transcriber.transcribe({ audioFile, workDir, options: job.options });
-    const key = resultKey(job.tenantId, job.id);
-    await deps.media.putResult(key, result);
-    await deps.jobs.complete(job.id, {
-      resultKey: key,
-      audio_duration_ms: result.audio_duration_ms,
-      now: new Date(),
-    });
-    return 'completed';
+    return await work();
   } catch (error) {
     if (!(error instanceof JobFailure)) throw error;
     await deps.jobs.fail(job.id, error.toJobError(), new Date());
     return 'failed';
-  } finally {
-    await rm(workDir, { recursive: true, force: true });
   }
 }
 

@@ -13,6 +13,12 @@ export const MAX_AUDIO_DURATION_MS = 4 * 60 * 60 * 1000;
 /** The worker Lambda's timeout; the queue's visibility timeout and the job lease derive from it. */
 export const WORKER_TIMEOUT_SECONDS = 900;
 
+/** How often a job left with an asynchronous engine is checked, in case its completion event is lost. */
+export const ENGINE_CHECK_INTERVAL_SECONDS = 600;
+
+/** How long an asynchronous engine may take before the job is given up (4 h of audio fit well within). */
+export const ENGINE_DEADLINE_MS = 6 * 60 * 60 * 1000;
+
 /**
  * Largest request body accepted by `POST /v1-beta/transcript`. Lambda caps a synchronous invocation
  * payload at 6 MiB (6,291,456 bytes); API Gateway delivers binary bodies base64-encoded (4/3 larger)

@@ -1,9 +1,8 @@
-import { JobFailure } from '#core/errors';
 import type { JobOptions } from '#core/options';
 import type { Transcriber } from '#core/ports';
-import type { TranscriptResult, Utterance, Word } from '#core/result';
+import { joinWords, SpeakerNumbering, speakerTurns, type TranscriptResult, type Word } from '#core/result';
 import type { RecognizedWord, SpeechEngine } from './engine.ts';
-import { decodeToWav, probeMedia } from './media.ts';
+import { decodeToWav, dualChannelSelection, probeMedia } from './media.ts';
 import { punctuateWords } from './punctuation.ts';
 import { detectVoicing, keepVoicedWords } from './voicing.ts';
 import { wavDurationMs } from './wav.ts';
@@ -19,6 +18,8 @@ interface ChannelWords {
  * recognise, drop words heard in noise, punctuate, and assemble the result.
  */
 export class LocalTranscriber implements Transcriber {
+  readonly mode = 'sync';
+
   constructor(private readonly engine: SpeechEngine) {}
 
   async transcribe(input: {
@@ -28,19 +29,9 @@ export class LocalTranscriber implements Transcriber {
   }): Promise<TranscriptResult> {
     const { options } = input;
     const media = await probeMedia(input.audioFile);
-    const notes: string[] = [];
-    let channels: number[] | undefined;
-    if (options.dual_channel) {
-      if (media.channels < 2) {
-        throw new JobFailure(
-          'not_dual_channel',
-          `dual_channel is true but the audio has ${media.channels} channel; send a two-channel file or set dual_channel to false.`,
-        );
-      }
-      channels = [0, 1];
-      if (media.channels > 2)
-        notes.push(`The audio has ${media.channels} channels; only the first two were transcribed.`);
-    }
+    const selection = options.dual_channel ? dualChannelSelection(media) : undefined;
+    const channels = selection?.channels;
+    const notes = selection?.notes ?? [];
 
     const wavFiles = await decodeToWav(input.audioFile, input.workDir, channels);
     const audioDurationMs = Math.max(...(await Promise.all(wavFiles.map(wavDurationMs))));
@@ -69,46 +60,17 @@ export class LocalTranscriber implements Transcriber {
 export function assembleTranscript(
   channels: ChannelWords[],
 ): Pick<TranscriptResult, 'transcript' | 'words' | 'utterances'> {
-  const speakers = new Map<number, string>();
+  const speakers = new SpeakerNumbering<number>();
   const words: Word[] = channels
     .flatMap(({ channel, words: channelWords }) => channelWords.map((word) => ({ channel, word })))
     .sort((a, b) => a.word.startMs - b.word.startMs || (a.channel ?? 0) - (b.channel ?? 0))
-    .map(({ channel, word }) => {
-      const entry: Word = {
-        startTime: word.startMs,
-        endTime: word.endMs,
-        word: word.text,
-        confidence: Number(word.confidence.toFixed(3)),
-      };
-      if (channel !== undefined) {
-        if (!speakers.has(channel)) speakers.set(channel, `S${speakers.size + 1}`);
-        entry.speaker = speakers.get(channel);
-        entry.channel = channel;
-      }
-      return entry;
-    });
-
-  const transcript = words.map((word) => word.word).join(' ');
+    .map(({ channel, word }) => ({
+      startTime: word.startMs,
+      endTime: word.endMs,
+      word: word.text,
+      confidence: Number(word.confidence.toFixed(3)),
+      ...(channel !== undefined ? { speaker: speakers.nameOf(channel), channel } : {}),
+    }));
   const dualChannel = channels.some((entry) => entry.channel !== undefined);
-  return dualChannel ? { transcript, words, utterances: channelTurns(words) } : { transcript, words };
-}
-
-function channelTurns(words: Word[]): Utterance[] {
-  const turns: Utterance[] = [];
-  for (const word of words) {
-    const current = turns.at(-1);
-    if (current && current.channel === word.channel) {
-      current.endTime = Math.max(current.endTime, word.endTime);
-      current.text += ` ${word.word}`;
-    } else {
-      turns.push({
-        startTime: word.startTime,
-        endTime: word.endTime,
-        text: word.word,
-        speaker: word.speaker,
-        channel: word.channel,
-      });
-    }
-  }
-  return turns;
+  return { transcript: joinWords(words), words, ...(dualChannel ? { utterances: speakerTurns(words) } : {}) };
 }

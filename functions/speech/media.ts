@@ -64,6 +64,21 @@ export async function probeMedia(file: string): Promise<MediaInfo> {
   };
 }
 
+/** The channels to transcribe separately for a dual-channel job: the first two, or a JobFailure. */
+export function dualChannelSelection(media: MediaInfo): { channels: number[]; notes: string[] } {
+  if (media.channels < 2) {
+    throw new JobFailure(
+      'not_dual_channel',
+      `dual_channel is true but the audio has ${media.channels} channel; send a two-channel file or set dual_channel to false.`,
+    );
+  }
+  const notes =
+    media.channels > 2
+      ? [`The audio has ${media.channels} channels; only the first two were transcribed.`]
+      : [];
+  return { channels: [0, 1], notes };
+}
+
 function formatDuration(ms: number): string {
   const minutes = Math.round(ms / 60_000);
   return minutes >= 120 ? `${(minutes / 60).toFixed(1)} hours` : `${minutes} minutes`;

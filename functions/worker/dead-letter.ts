@@ -1,19 +1,23 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
-import { decodeJobMessage } from '#core/messages';
+import { decodeWorkerMessage, jobIdOfMessage } from '#core/messages';
 import { failAbandonedJob } from '#core/process-job';
 
 const processor = new BatchProcessor(EventType.SQS);
 
 async function processRecord(record: SQSRecord): Promise<void> {
-  let jobId: string;
+  let jobId: string | undefined;
   try {
-    jobId = decodeJobMessage(record.body);
+    jobId = jobIdOfMessage(decodeWorkerMessage(record.body), readAwsConfig().transcribeJobPrefix);
   } catch {
-    // Not a job message: nothing to put in error. Logged for the operator, whom the DLQ alarm has called.
-    logger.error('Dead-lettered message is not a job message', { messageId: record.messageId });
+    jobId = undefined;
+  }
+  if (!jobId) {
+    // Not about one of our jobs: nothing to put in error. Logged for the operator, whom the DLQ alarm has called.
+    logger.error('Dead-lettered message names no job of this deployment', { messageId: record.messageId });
     return;
   }
   const failed = await failAbandonedJob(awsServices().jobs, jobId);

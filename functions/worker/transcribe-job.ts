@@ -1,31 +1,41 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
-import { decodeJobMessage } from '#core/messages';
-import { type ProcessDeps, processJob } from '#core/process-job';
+import { decodeWorkerMessage } from '#core/messages';
+import { handleWorkerMessage, type ProcessDeps } from '#core/process-job';
 import { WORKER_TIMEOUT_SECONDS } from '#core/resources';
-import { createTranscriber } from './transcriber.ts';
+import { createSummarizer, createTranscriber } from './engines.ts';
 
 const processor = new BatchProcessor(EventType.SQS);
 let deps: ProcessDeps | undefined;
 
 function processDeps(): ProcessDeps {
   if (!deps) {
-    const { jobs, media } = awsServices();
-    deps = { jobs, media, transcriber: createTranscriber(), leaseMs: WORKER_TIMEOUT_SECONDS * 1000 };
+    const config = readAwsConfig();
+    const { jobs, media, queue } = awsServices();
+    deps = {
+      jobs,
+      media,
+      queue,
+      transcriber: createTranscriber(config, media),
+      summarizer: createSummarizer(config),
+      leaseMs: WORKER_TIMEOUT_SECONDS * 1000,
+      enginePrefix: config.transcribeJobPrefix,
+    };
   }
   return deps;
 }
 
 async function processRecord(record: SQSRecord): Promise<void> {
-  const jobId = decodeJobMessage(record.body);
+  const message = decodeWorkerMessage(record.body);
   try {
-    const outcome = await processJob(processDeps(), jobId);
-    logger.info('Job processed', { jobId, outcome });
+    const outcome = await handleWorkerMessage(processDeps(), message);
+    logger.info('Message handled', { message, outcome });
   } catch (error) {
-    logger.warn('Job processing failed; the message will be retried', {
-      jobId,
+    logger.warn('Message failed; it will be retried', {
+      message,
       receiveCount: record.attributes.ApproximateReceiveCount,
       error,
     });
@@ -33,7 +43,10 @@ async function processRecord(record: SQSRecord): Promise<void> {
   }
 }
 
-/** SQS-triggered worker: each message names a job; failed messages are reported for redelivery. */
+/**
+ * SQS-triggered worker. Messages start jobs, check on jobs an engine has, or carry the engine's
+ * completion events; failed messages are reported for redelivery.
+ */
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   return processPartialResponse(event, processRecord, processor, {
     ...(context ? { context } : {}),

@@ -123,6 +123,21 @@ describe('functions', () => {
     });
   });
 
+  it('lets the worker schedule checks on its queue, and tells both consumers the Transcribe job prefix', () => {
+    const workerPolicy = ofType('AWS::IAM::Policy').find(([id]) =>
+      id.startsWith('WorkerFunctionServiceRoleDefaultPolicy'),
+    );
+    expect(JSON.stringify(workerPolicy?.[1].Properties.PolicyDocument)).toContain('sqs:SendMessage');
+    const prefixes = ofType('AWS::Lambda::Function')
+      .map(
+        ([, fn]) =>
+          (fn.Properties.Environment as { Variables?: Record<string, string> })?.Variables
+            ?.TRANSCRIBE_JOB_PREFIX,
+      )
+      .filter(Boolean);
+    expect(prefixes).toEqual(['TranscriptionService-', 'TranscriptionService-']);
+  });
+
   it('feeds the worker one message at a time with partial batch responses, and the dead-letter handler too', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping');
     expect(mappings).toHaveLength(2);

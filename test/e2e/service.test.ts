@@ -144,6 +144,21 @@ describe('the local runtime over HTTP', () => {
     expect(new Set(split.results?.results.words.map((word) => word.channel))).toEqual(new Set([1, 2]));
   });
 
+  it('adds tldr and short_hand_notes only when asked, keeping the full transcript', async () => {
+    const long = samplesOfKind('utterance').filter((sample) => (sample.duration_s ?? 0) > 8)[0] as Sample;
+    const [summarized, plain] = await Promise.all([
+      transcribed(long, { tldr: 'true', short_hand_notes: 'true' }),
+      transcribed(long),
+    ]);
+    const results = summarized.results?.results;
+    expect(results?.transcript).toBe(plain.results?.results.transcript);
+    expect(results?.tldr?.length).toBeGreaterThan(0);
+    expect(results?.tldr?.length).toBeLessThanOrEqual(results?.transcript.length ?? 0);
+    expect(results?.short_hand_notes).toMatch(/^- \S/);
+    expect(plain.results?.results).not.toHaveProperty('tldr');
+    expect(plain.results?.results).not.toHaveProperty('short_hand_notes');
+  });
+
   it('ends a one-channel file sent with dual_channel=true in error not_dual_channel', async () => {
     const record = await transcribed(samplesOfKind('utterance')[0] as Sample, { dual_channel: 'true' });
     expect(record).toMatchObject({ status: 'error', error: { code: 'not_dual_channel' } });

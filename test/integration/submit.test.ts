@@ -6,7 +6,7 @@ import { handler } from '#api/submit';
 import { createS3Client, createSqsClient } from '#aws/clients';
 import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
-import { decodeJobMessage } from '#core/messages';
+import { decodeWorkerMessage } from '#core/messages';
 import { MAX_DIRECT_UPLOAD_BYTES, RETENTION_DAYS } from '#core/resources';
 import { apiEvent, multipartBody } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/resources';
@@ -90,7 +90,10 @@ describe('POST /v1-beta/transcript', () => {
         WaitTimeSeconds: 1,
       }),
     );
-    expect(Messages.map((message) => decodeJobMessage(message.Body ?? ''))).toContain(body.id);
+    expect(Messages.map((message) => decodeWorkerMessage(message.Body ?? ''))).toContainEqual({
+      kind: 'process',
+      jobId: body.id,
+    });
   });
 
   it('gives every job its own unguessable id', async () => {

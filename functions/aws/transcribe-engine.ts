@@ -1,0 +1,119 @@
+import {
+  BadRequestException,
+  ConflictException,
+  GetTranscriptionJobCommand,
+  StartTranscriptionJobCommand,
+  type TranscribeClient,
+} from '@aws-sdk/client-transcribe';
+import { type JobError, JobFailure } from '#core/errors';
+import type { Job } from '#core/job';
+import { engineJobName } from '#core/messages';
+import type { AsyncTranscriber, EngineOutcome, MediaStore } from '#core/ports';
+import { dualChannelSelection, probeMedia } from '#speech/media';
+import { mapTranscribeOutput } from '#speech/transcribe-output';
+
+/** Transcribe tells speakers apart up to this number; the real count is found automatically. */
+export const MAX_SPEAKER_LABELS = 30;
+
+export interface TranscribeSettings {
+  bucket: string;
+  /** Prefix of this deployment's job names (the EventBridge rule matches it). */
+  jobPrefix: string;
+  /** Where Transcribe writes its output documents in the bucket. */
+  outputPrefix: string;
+}
+
+/**
+ * Amazon Transcribe batch jobs. The worker probes the audio it already fetched (so that bad input is
+ * refused with a precise code before Transcribe is paid), starts a job that reads the audio from the
+ * bucket and writes its output there, and maps that output once the job is done.
+ */
+export class TranscribeEngine implements AsyncTranscriber {
+  readonly mode = 'async';
+
+  constructor(
+    private readonly client: TranscribeClient,
+    private readonly media: MediaStore,
+    private readonly settings: TranscribeSettings,
+  ) {}
+
+  async start(input: { job: Job; audioFile: string }): Promise<{ audio_duration_ms: number }> {
+    const { job } = input;
+    const info = await probeMedia(input.audioFile);
+    if (job.options.dual_channel) dualChannelSelection(info);
+    try {
+      await this.client.send(
+        new StartTranscriptionJobCommand({
+          TranscriptionJobName: engineJobName(this.settings.jobPrefix, job.id),
+          LanguageCode: 'en-US',
+          Media: { MediaFileUri: `s3://${this.settings.bucket}/${job.audioKey}` },
+          OutputBucketName: this.settings.bucket,
+          OutputKey: this.outputKey(job),
+          // Transcribe refuses speaker labels together with channel identification: a channel is a speaker.
+          ...(job.options.dual_channel
+            ? { Settings: { ChannelIdentification: true } }
+            : job.options.speaker_diarization
+              ? { Settings: { ShowSpeakerLabels: true, MaxSpeakerLabels: MAX_SPEAKER_LABELS } }
+              : {}),
+        }),
+      );
+    } catch (error) {
+      // The job exists already: an earlier delivery of the same message started it.
+      if (error instanceof ConflictException) return { audio_duration_ms: info.durationMs ?? 0 };
+      // Transcribe refused this input; asking again would not change its mind.
+      if (error instanceof BadRequestException) {
+        const failure = transcribeFailure(error.message);
+        throw new JobFailure(failure.code, failure.message);
+      }
+      throw error;
+    }
+    return { audio_duration_ms: info.durationMs ?? 0 };
+  }
+
+  async poll(job: Job): Promise<EngineOutcome> {
+    const { TranscriptionJob } = await this.client.send(
+      new GetTranscriptionJobCommand({
+        TranscriptionJobName: engineJobName(this.settings.jobPrefix, job.id),
+      }),
+    );
+    switch (TranscriptionJob?.TranscriptionJobStatus) {
+      case 'COMPLETED': {
+        const document = await this.media.readJson(this.outputKey(job));
+        const mapped = mapTranscribeOutput(document, job.options);
+        const lastEnd = mapped.words.at(-1)?.endTime ?? 0;
+        return {
+          state: 'completed',
+          transcription: {
+            ...mapped,
+            audio_duration_ms: job.audio_duration_ms || lastEnd,
+            engine: 'transcribe',
+          },
+        };
+      }
+      case 'FAILED':
+        return {
+          state: 'failed',
+          error: transcribeFailure(TranscriptionJob.FailureReason ?? 'no reason given'),
+        };
+      default:
+        return { state: 'running' };
+    }
+  }
+
+  private outputKey(job: Job): string {
+    return `${this.settings.outputPrefix}${job.tenantId}/${job.id}.json`;
+  }
+}
+
+/** Our job error for a reason Transcribe gave, keeping its words in the message. */
+export function transcribeFailure(reason: string): JobError {
+  const message = `Amazon Transcribe: ${reason}`;
+  if (/channel/i.test(reason)) return { code: 'not_dual_channel', message };
+  if (/too long|duration|exceeds/i.test(reason)) return { code: 'audio_too_long', message };
+  if (
+    /media format|codec|unsupported|corrupt|invalid (file|media|audio)|could not (read|decode)/i.test(reason)
+  ) {
+    return { code: 'unsupported_media', message };
+  }
+  return { code: 'transcription_failed', message };
+}
