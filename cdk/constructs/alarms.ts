@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -30,46 +30,51 @@ export class Alarms extends Construct {
     const action = new SnsAction(this.topic);
     const fiveMinutes = Duration.minutes(5);
 
+    const alarm = (
+      id: string,
+      description: string,
+      metric: IMetric,
+      threshold: number,
+      evaluationPeriods = 1,
+    ) =>
+      new Alarm(this, id, {
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
     const alarms = [
-      new Alarm(this, 'DeadLetters', {
-        alarmDescription: 'Messages reached the dead-letter queue: jobs failed on every retry.',
-        metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      alarm(
+        'DeadLetters',
+        'Messages reached the dead-letter queue: jobs failed on every retry.',
+        props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
           period: Duration.minutes(1),
           statistic: 'Maximum',
         }),
-        threshold: 0,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-      new Alarm(this, 'WorkerErrors', {
-        alarmDescription: 'The worker Lambda failed invocations.',
-        metric: props.worker.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
-        threshold: 0,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-      new Alarm(this, 'Api5xxRate', {
-        alarmDescription: 'More than 5% of API requests answered 5xx.',
-        // 5XXError is 0 or 1 per request, so its average is the rate.
-        metric: props.api.metricServerError({ period: fiveMinutes, statistic: 'Average' }),
-        threshold: 0.05,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 2,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-      new Alarm(this, 'OldestQueuedJob', {
-        alarmDescription: 'Jobs wait in the queue longer than expected.',
-        metric: props.jobsQueue.metricApproximateAgeOfOldestMessage({
-          period: fiveMinutes,
-          statistic: 'Maximum',
-        }),
-        threshold: props.maxQueueAgeSeconds,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
+        0,
+      ),
+      alarm(
+        'WorkerErrors',
+        'The worker Lambda failed invocations.',
+        props.worker.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        0,
+      ),
+      // 5XXError is 0 or 1 per request, so its average is the rate.
+      alarm(
+        'Api5xxRate',
+        'More than 5% of API requests answered 5xx.',
+        props.api.metricServerError({ period: fiveMinutes, statistic: 'Average' }),
+        0.05,
+        2,
+      ),
+      alarm(
+        'OldestQueuedJob',
+        'Jobs wait in the queue longer than expected.',
+        props.jobsQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+        props.maxQueueAgeSeconds,
+      ),
     ];
     for (const alarm of alarms) alarm.addAlarmAction(action);
   }

@@ -18,6 +18,7 @@ export interface Sample {
   kind: 'utterance' | 'conversation' | 'stereo' | 'format' | 'bad';
   channels?: number | null;
   duration_s?: number | null;
+  size_bytes?: number | null;
   reference_text?: string | null;
   expect?: 'error' | 'error_or_partial' | 'empty_transcript' | 'transcribe';
 }

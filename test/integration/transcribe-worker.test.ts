@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -12,7 +11,6 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as status } from '#api/status';
-import { handler as submit } from '#api/submit';
 import { createS3Client, createSqsClient } from '#aws/clients';
 import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
@@ -20,9 +18,10 @@ import type { StatusRecord } from '#core/job';
 import { encodeCheckMessage, encodeJobMessage } from '#core/messages';
 import { ENGINE_CHECK_INTERVAL_SECONDS } from '#core/resources';
 import type { LocalQueues } from '#local/resources';
-import { apiEvent, multipartBody, sqsEvent } from '#test/helpers/events';
+import { apiEvent, sqsEvent } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/resources';
-import { findSample, type Sample, samplePath } from '#test/helpers/samples';
+import { findSample, type Sample } from '#test/helpers/samples';
+import { submitSample } from '#test/helpers/submissions';
 import { handler as worker } from '#worker/transcribe-job';
 
 const fixture = <T = Record<string, unknown>>(name: string): T =>
@@ -55,23 +54,7 @@ beforeEach(() => {
   bedrock.on(ConverseCommand).resolves(fixture('converse-response'));
 });
 
-async function submitted(sample: Sample, fields: Record<string, string>): Promise<string> {
-  const form = new FormData();
-  form.append('audio', new Blob([await readFile(samplePath(sample))]), 'input');
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  const { body, contentType } = await multipartBody(form);
-  const response = await submit(
-    apiEvent({
-      method: 'POST',
-      path: '/v1-beta/transcript',
-      tenantId: TENANT,
-      headers: { 'content-type': contentType },
-      body,
-    }),
-  );
-  expect(response.statusCode).toBe(200);
-  return JSON.parse(response.body).id;
-}
+const submitted = (sample: Sample, fields: Record<string, string>) => submitSample(sample, TENANT, fields);
 
 function stateChange(jobId: string, jobStatus: 'COMPLETED' | 'FAILED', prefix = PREFIX): string {
   const event = fixture<{ detail: Record<string, string> }>('job-state-change-event');

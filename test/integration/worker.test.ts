@@ -1,6 +1,4 @@
-import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { handler as submit } from '#api/submit';
 import { createSqsClient } from '#aws/clients';
 import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
@@ -8,9 +6,10 @@ import type { Job } from '#core/job';
 import { encodeJobMessage } from '#core/messages';
 import { QueuePoller, type SqsHandler } from '#local/poller';
 import type { LocalQueues } from '#local/resources';
-import { apiEvent, multipartBody, sqsEvent } from '#test/helpers/events';
+import { sqsEvent } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/resources';
-import { findSample, type Sample, samplePath } from '#test/helpers/samples';
+import { findSample, type Sample } from '#test/helpers/samples';
+import { submitSample } from '#test/helpers/submissions';
 import { handler as deadLetter } from '#worker/dead-letter';
 import { handler as worker } from '#worker/transcribe-job';
 
@@ -22,30 +21,11 @@ beforeAll(async () => {
 
 const utterance = findSample((sample) => sample.kind === 'utterance' && (sample.duration_s ?? 0) > 3);
 const undecodable = findSample(
-  (sample) =>
-    sample.kind === 'bad' &&
-    sample.expect === 'error' &&
-    sample.file.length > 0 &&
-    sample.id.includes('text'),
+  (sample) => sample.kind === 'bad' && sample.expect === 'error' && (sample.size_bytes ?? 0) > 0,
 );
 
-/** Submits through the real submit handler, so the audio lands in S3 and a message in the queue. */
 async function submitted(sample: Sample, fields: Record<string, string> = {}): Promise<Job> {
-  const form = new FormData();
-  form.append('audio', new Blob([await readFile(samplePath(sample))]), 'input');
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  const { body, contentType } = await multipartBody(form);
-  const response = await submit(
-    apiEvent({
-      method: 'POST',
-      path: '/v1-beta/transcript',
-      tenantId: 'tenant-w',
-      headers: { 'content-type': contentType },
-      body,
-    }),
-  );
-  expect(response.statusCode).toBe(200);
-  const job = await awsServices().jobs.get(JSON.parse(response.body).id);
+  const job = await awsServices().jobs.get(await submitSample(sample, 'tenant-w', fields));
   if (!job) throw new Error('job not stored');
   return job;
 }
