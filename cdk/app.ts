@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { z } from 'zod';
+import { buildConsoleAssets } from '#console/build';
 import { acknowledgeNagFindings } from './nag.ts';
 import { type ServiceSettings, TranscriptionStack } from './stack.ts';
 
@@ -39,6 +40,8 @@ export function readSettings(app: App): ServiceSettings {
 }
 
 export function buildApp(app = new App()): { app: App; stack: TranscriptionStack } {
+  // The console handler bundles the page's assets: build them from the current sources first.
+  buildConsoleAssets();
   const stack = new TranscriptionStack(app, app.node.tryGetContext('stackName') ?? 'TranscriptionService', {
     settings: readSettings(app),
     description: 'Asynchronous audio transcription service',

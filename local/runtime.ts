@@ -4,6 +4,9 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { handler as authorizer } from '#api/authorizer';
+import { handler as consolePage } from '#api/console';
+import { handler as exportTranscript } from '#api/export';
+import { handler as list } from '#api/list';
 import { handler as status } from '#api/status';
 import { handler as submit } from '#api/submit';
 import { createSqsClient } from '#aws/clients';
@@ -20,9 +23,20 @@ import { createResources } from './resources.ts';
 
 export const LOCAL_TENANT = 'local';
 
-const handlers: Record<ApiHandlerName, ProxyHandler> = { submit, status };
-/** Where a running local runtime tells other commands (`npm run keys -- --local`) its endpoints. */
-export const RUNTIME_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', '.local', 'runtime.json');
+const handlers: Record<ApiHandlerName, ProxyHandler> = {
+  submit,
+  status,
+  export: exportTranscript,
+  list,
+  console: consolePage,
+};
+/**
+ * Where a running local runtime tells other commands (`npm run keys -- --local`) its endpoints;
+ * LOCAL_RUNTIME_FILE moves it, for runtimes side by side.
+ */
+export const RUNTIME_FILE =
+  process.env.LOCAL_RUNTIME_FILE ??
+  join(dirname(fileURLToPath(import.meta.url)), '..', '.local', 'runtime.json');
 
 export interface LocalRuntimeOptions {
   port: number;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Installs what `npm start` and `npm test` need and a fresh machine lacks: npm packages (npm ci) and
-// the Debian packages for decoding (ffmpeg), recognition (pocketsphinx) and DynamoDB Local (Java).
+// the Debian packages for decoding (ffmpeg), recognition (pocketsphinx), DynamoDB Local (Java) and the
+// console's browser tests (Chromium); then builds the console page's assets.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -17,6 +18,8 @@ const debianPackages = [
   { command: 'pocketsphinx_continuous', package: 'pocketsphinx' },
   { path: '/usr/share/pocketsphinx/model/en-us/en-us', package: 'pocketsphinx-en-us' },
   { command: 'java', package: 'openjdk-17-jre-headless' },
+  // The console's browser tests drive Debian's Chromium through playwright-core.
+  { path: '/usr/bin/chromium', package: 'chromium' },
 ];
 
 function hasCommand(command) {
@@ -52,3 +55,9 @@ if (!existsSync(installedLock) || statSync(lock).mtimeMs > statSync(installedLoc
   say('installing npm packages (npm ci)');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
 }
+
+// The console page's script and style, bundled into a module the console handler imports.
+execFileSync(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'functions', 'console', 'build.ts')], {
+  cwd: root,
+  stdio: 'inherit',
+});

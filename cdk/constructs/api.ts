@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
+  AuthorizationType,
   type CfnAuthorizer,
   EndpointType,
   IdentitySource,
@@ -12,10 +13,11 @@ import {
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { API_KEY_PARAMETER } from '#api/authorizer';
-import { API_ROUTES, type ApiHandlerName, BINARY_MEDIA_TYPES } from '#core/resources';
+import { API_ROUTES, type ApiHandlerName, BINARY_MEDIA_TYPES, RESOURCES } from '#core/resources';
 import { type Data, MEDIA_PREFIXES } from './data.ts';
 import type { Queues } from './queues.ts';
 import { FUNCTION_DEFAULTS, ServiceFunction } from './service-function.ts';
@@ -144,6 +146,38 @@ export class Api extends Construct {
     data.grantItems(status, data.jobsTable, 'dynamodb:GetItem');
     data.grantObjects(status, MEDIA_PREFIXES.results, 's3:GetObject');
 
+    const exportFunction = new ServiceFunction(this, 'Export', {
+      entry: 'functions/api/export.ts',
+      description: 'GET /v1-beta/transcript/export',
+      timeout: Duration.seconds(15),
+      memorySize: 512,
+      environment: tableEnvironment,
+    });
+    data.grantItems(exportFunction, data.jobsTable, 'dynamodb:GetItem');
+    data.grantObjects(exportFunction, MEDIA_PREFIXES.results, 's3:GetObject');
+
+    const list = new ServiceFunction(this, 'List', {
+      entry: 'functions/api/list.ts',
+      description: 'GET /v1-beta/transcripts',
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+      environment: { JOBS_TABLE: data.jobsTable.tableName },
+    });
+    list.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${data.jobsTable.tableArn}/index/${RESOURCES.jobsTable.tenantIndex.name}`],
+      }),
+    );
+
+    const consolePage = new ServiceFunction(this, 'Console', {
+      entry: 'functions/api/console.ts',
+      description: 'GET /console',
+      timeout: Duration.seconds(5),
+      memorySize: 256,
+      environment: {},
+    });
+
     const authorizer = new ServiceFunction(this, 'Authorizer', {
       entry: 'functions/api/authorizer.ts',
       description: 'API key → tenant',
@@ -152,7 +186,7 @@ export class Api extends Construct {
       environment: { API_KEYS_TABLE: data.apiKeysTable.tableName },
     });
     data.grantItems(authorizer, data.apiKeysTable, 'dynamodb:GetItem');
-    this.functions = { submit, status, authorizer };
+    this.functions = { submit, status, export: exportFunction, list, console: consolePage, authorizer };
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: FUNCTION_DEFAULTS.logRetention });
     this.restApi = new RestApi(this, 'RestApi', {
@@ -194,7 +228,13 @@ export class Api extends Construct {
       (requestAuthorizer.node.defaultChild as CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
     }
 
-    const handlers: Record<ApiHandlerName, ServiceFunction> = { submit, status };
+    const handlers: Record<ApiHandlerName, ServiceFunction> = {
+      submit,
+      status,
+      export: exportFunction,
+      list,
+      console: consolePage,
+    };
     for (const route of API_ROUTES) {
       const resource = route.path
         .split('/')
@@ -204,7 +244,9 @@ export class Api extends Construct {
           this.restApi.root,
         );
       resource.addMethod(route.method, new LambdaIntegration(handlers[route.handler]), {
-        ...(route.authorized ? { authorizer: requestAuthorizer } : {}),
+        ...(route.authorized
+          ? { authorizer: requestAuthorizer }
+          : { authorizationType: AuthorizationType.NONE }),
       });
     }
   }

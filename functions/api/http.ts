@@ -55,6 +55,13 @@ export function queryParameter(event: HttpEvent, name: string): string | undefin
   return event.queryStringParameters?.[name] ?? undefined;
 }
 
+/** The `id` query parameter that names a job; a 400 naming the field when it is absent. */
+export function jobIdParameter(event: HttpEvent): string {
+  const id = queryParameter(event, 'id')?.trim();
+  if (!id) throw new ApiError(400, 'invalid_request', 'Pass the job id in the "id" query parameter.', 'id');
+  return id;
+}
+
 /** Size in bytes of the request body as the client sent it. */
 export function bodyByteLength(event: HttpEvent): number {
   const body = event.body ?? '';

@@ -24,6 +24,8 @@ export interface Job {
   leaseExpiresAt?: number;
   /** When an asynchronous engine took the job. */
   engineStartedAt?: string;
+  /** Lower-cased id and custom value, for the console's search. */
+  searchText: string;
   updatedAt: string;
 }
 
@@ -50,6 +52,7 @@ export function newJob(input: { id: string; tenantId: string; options: JobOption
     timestamp_submitted: submitted,
     expiresAt: Math.floor(input.now.getTime() / 1000) + RETENTION_DAYS * 24 * 60 * 60,
     audioKey: audioKey(input.tenantId, input.id),
+    searchText: `${input.id} ${input.options.custom}`.toLowerCase(),
     updatedAt: submitted,
   };
 }
@@ -120,6 +123,24 @@ export function toJobData(job: Job): JobData {
     speaker_diarization: options.speaker_diarization,
     language: options.language,
     timestamp_submitted: job.timestamp_submitted,
+  };
+}
+
+/** A job as the console's list shows it: the job data with its duration and error, no results. */
+export interface JobSummary extends JobData {
+  tldr: boolean;
+  short_hand_notes: boolean;
+  audio_duration_ms?: number;
+  error?: JobError;
+}
+
+export function toJobSummary(job: Job): JobSummary {
+  return {
+    ...toJobData(job),
+    tldr: job.options.tldr,
+    short_hand_notes: job.options.short_hand_notes,
+    ...(job.audio_duration_ms !== undefined ? { audio_duration_ms: job.audio_duration_ms } : {}),
+    ...(job.error ? { error: job.error } : {}),
   };
 }
 

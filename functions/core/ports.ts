@@ -1,5 +1,5 @@
 import type { JobError } from './errors.ts';
-import type { Job } from './job.ts';
+import type { Job, JobStatus } from './job.ts';
 import type { JobOptions } from './options.ts';
 import type { TranscriptResult } from './result.ts';
 
@@ -7,6 +7,8 @@ import type { TranscriptResult } from './result.ts';
 export interface JobStore {
   create(job: Job): Promise<void>;
   get(id: string): Promise<Job | undefined>;
+  /** A tenant's jobs, newest first. Throws ApiError 400 for a cursor of another query. */
+  listByTenant(query: JobListQuery): Promise<JobPage>;
   /**
    * Moves a queued job, or a processing job whose lease has run out, to processing with a new lease.
    * Answers what it found when it could not.
@@ -24,6 +26,24 @@ export interface JobStore {
     id: string,
     update: { audio_duration_ms: number; now: Date; deadline: Date },
   ): Promise<boolean>;
+}
+
+export interface JobListQuery {
+  tenantId: string;
+  /** ISO timestamp: only jobs submitted at or after it. */
+  since: string;
+  limit: number;
+  /** Opaque position from a previous page. */
+  cursor?: string;
+  status?: JobStatus;
+  /** Lower-case text that the job's id or custom value contains. */
+  search?: string;
+}
+
+export interface JobPage {
+  jobs: Job[];
+  /** Present when more jobs may follow. */
+  cursor?: string;
 }
 
 export type ClaimOutcome =

@@ -58,6 +58,10 @@ export const RESOURCES = {
 export const API_ROUTES = [
   { method: 'POST', path: '/v1-beta/transcript', handler: 'submit', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/status', handler: 'status', authorized: true },
+  { method: 'GET', path: '/v1-beta/transcript/export', handler: 'export', authorized: true },
+  { method: 'GET', path: '/v1-beta/transcripts', handler: 'list', authorized: true },
+  // The page holds no data; the data routes it calls are behind the authorizer.
+  { method: 'GET', path: '/console', handler: 'console', authorized: false },
 ] as const;
 
 export type ApiHandlerName = (typeof API_ROUTES)[number]['handler'];

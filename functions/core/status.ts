@@ -7,9 +7,12 @@ export interface StatusDeps {
   media: MediaStore;
 }
 
+/** Longer ids are never issued; refusing them early keeps them out of the table request. */
+const MAX_ID_LENGTH = 128;
+
 /** The status record of a tenant's job; another tenant's job is as missing as an unknown one. */
 export async function getJobStatus(deps: StatusDeps, tenantId: string, id: string): Promise<StatusRecord> {
-  const job = await deps.jobs.get(id);
+  const job = id.length <= MAX_ID_LENGTH ? await deps.jobs.get(id) : undefined;
   if (!job || job.tenantId !== tenantId)
     throw new ApiError(404, 'not_found', `No job with id "${id}".`, 'id');
   if (job.status === 'completed' && job.resultKey) {

@@ -106,7 +106,7 @@ describe('queues', () => {
 describe('functions', () => {
   it('runs every zip function on Node.js 22, arm64, with JSON logs', () => {
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(8);
     for (const [, fn] of functions) {
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
@@ -173,9 +173,13 @@ describe('API', () => {
       IdentitySource: 'method.request.querystring.x-api-key',
       AuthorizerResultTtlInSeconds: 300,
     });
-    const methods = ofType('AWS::ApiGateway::Method');
-    expect(methods.map(([, method]) => method.Properties.HttpMethod).sort()).toEqual(['GET', 'POST']);
-    for (const [, method] of methods) expect(method.Properties.AuthorizationType).toBe('CUSTOM');
+    const methods = ofType('AWS::ApiGateway::Method').map(([, method]) => method.Properties);
+    expect(methods.map((method) => method.HttpMethod).sort()).toEqual(['GET', 'GET', 'GET', 'GET', 'POST']);
+    // Every route but the console page, which holds no data, is behind the authorizer.
+    const open = methods.filter((method) => method.AuthorizationType !== 'CUSTOM');
+    expect(open).toHaveLength(1);
+    expect(open[0]?.AuthorizationType).toBe('NONE');
+    expect(JSON.stringify(open[0]?.ResourceId)).toMatch(/console/i);
   });
 
   it('passes multipart and audio bodies as binary', () => {
@@ -238,6 +242,21 @@ describe('alarms and outputs', () => {
 });
 
 describe('least privilege', () => {
+  it('lets the list route query the tenant index and nothing else of the table', () => {
+    const listPolicy = ofType('AWS::IAM::Policy').find(([id]) =>
+      id.startsWith('ApiListServiceRoleDefaultPolicy'),
+    );
+    if (!listPolicy) throw new Error('The list function has no policy.');
+    const { Statement: statements } = listPolicy[1].Properties.PolicyDocument as {
+      Statement: Record<string, unknown>[];
+    };
+    expect(statements).toHaveLength(1);
+    expect(statements[0]?.Action).toBe('dynamodb:Query');
+    expect(JSON.stringify(statements[0]?.Resource)).toContain(
+      `/index/${RESOURCES.jobsTable.tenantIndex.name}`,
+    );
+  });
+
   it('grants no wildcard action and no wildcard resource for DynamoDB or S3', () => {
     for (const [, policy] of ofType('AWS::IAM::Policy')) {
       const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })

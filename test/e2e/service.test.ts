@@ -1,92 +1,34 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiErrorCode } from '#core/errors';
-import type { StatusRecord, SubmissionRecord } from '#core/job';
+import type { StatusRecord } from '#core/job';
 import type { OPTION_FIELDS } from '#core/options';
 import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
-import { freePort } from '#local/emulators';
+import { type RuntimeProcess, type SubmitBody, startRuntimeProcess } from '#test/helpers/runtime-process';
 import { findSample, type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
 import { wordErrorRate } from '#test/helpers/wer';
 
 const API_KEY = 'e2e-key-0123456789abcdef';
 
-/** A submission answer: the job record, or an error. */
-type SubmitBody = Partial<SubmissionRecord> & {
-  error?: { code: ApiErrorCode; message: string; field?: string };
-};
-
+let runtime: RuntimeProcess;
 let baseUrl: string;
-let runtime: ChildProcess;
-let output = '';
 
 beforeAll(async () => {
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    LOCAL_API_KEY: API_KEY,
-    POWERTOOLS_LOG_LEVEL: 'WARN',
-  };
-  for (const name of ['JOBS_TABLE', 'API_KEYS_TABLE', 'MEDIA_BUCKET', 'JOBS_QUEUE_URL']) delete env[name];
-  runtime = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  runtime.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  runtime.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    const healthy = await fetch(`${baseUrl}/health`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (healthy) return;
-    if (runtime.exitCode !== null) break;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-  throw new Error(`The local runtime did not become healthy:\n${output}`);
+  runtime = await startRuntimeProcess(API_KEY);
+  baseUrl = runtime.baseUrl;
 });
 
-afterAll(async () => {
-  if (!runtime || runtime.exitCode !== null) return;
-  const exited = new Promise((resolve) => runtime.once('exit', resolve));
-  runtime.kill('SIGINT');
-  await exited;
-});
+afterAll(() => runtime?.stop());
 
-const url = (path: string, query: Record<string, string> = {}) =>
-  `${baseUrl}${path}?${new URLSearchParams({ 'x-api-key': API_KEY, ...query })}`;
+const url = (path: string, query: Record<string, string> = {}) => runtime.url(path, query);
+const submitFile = (file: Uint8Array, fields: Record<string, string> = {}) => runtime.submit(file, fields);
+const submitSample = async (sample: Sample, fields: Record<string, string> = {}) =>
+  submitFile(await readFile(samplePath(sample)), fields);
 
-async function submitFile(file: Blob | Buffer, fields: Record<string, string> = {}) {
-  const form = new FormData();
-  form.append('audio', file instanceof Blob ? file : new Blob([file]), 'upload');
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  const response = await fetch(url('/v1-beta/transcript'), { method: 'POST', body: form });
-  return { status: response.status, body: (await response.json()) as SubmitBody };
-}
-
-async function submitSample(sample: Sample, fields: Record<string, string> = {}) {
-  return submitFile(await readFile(samplePath(sample)), fields);
-}
-
-/** Polls the status endpoint as a client would, until the job is completed or in error. */
+/** A status record as polling reads it, always with a known status. */
 async function finished(id: string): Promise<StatusRecord> {
-  const deadline = Date.now() + 240_000;
-  for (;;) {
-    const response = await fetch(url('/v1-beta/transcript/status', { id }));
-    expect(response.status).toBe(200);
-    const record = (await response.json()) as StatusRecord;
-    expect(['queued', 'processing', 'completed', 'error']).toContain(record.status);
-    if (record.status === 'completed' || record.status === 'error' || Date.now() > deadline) return record;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
+  const record = await runtime.finished(id);
+  expect(['queued', 'processing', 'completed', 'error']).toContain(record.status);
+  return record;
 }
 
 async function transcribed(sample: Sample, fields: Record<string, string> = {}) {
@@ -98,8 +40,8 @@ async function transcribed(sample: Sample, fields: Record<string, string> = {}) 
 
 describe('the local runtime over HTTP', () => {
   it('prints the API key and a ready curl example', () => {
-    expect(output).toContain(API_KEY);
-    expect(output).toContain('curl -F audio=@');
+    expect(runtime.output()).toContain(API_KEY);
+    expect(runtime.output()).toContain('curl -F audio=@');
   });
 
   it('transcribes the quick-start recording with a word error rate under 35%', async () => {
@@ -236,13 +178,14 @@ describe('the local runtime over HTTP', () => {
       body: '{}',
     });
     expect(json.status).toBe(415);
-    const big = await submitFile(Buffer.alloc(MAX_DIRECT_UPLOAD_BYTES + 1));
+    const big = await submitFile(new Uint8Array(MAX_DIRECT_UPLOAD_BYTES + 1));
     expect(big.status).toBe(413);
     expect(big.body.error?.code).toBe('payload_too_large');
   });
 
   it('never writes the API key into a log line, although every request carried it in the query string', () => {
     const banner = 'Press Ctrl-C to stop.';
+    const output = runtime.output();
     expect(output).toContain(banner);
     const logs = output.slice(output.indexOf(banner) + banner.length);
     expect(logs).toContain('GET /v1-beta/transcript/status 200');

@@ -37,7 +37,7 @@ async function submit(form: FormData, tenantId = 'tenant-submit', options: { bas
 
 function audioForm(fields: Record<string, string> = {}, part = 'audio'): FormData {
   const form = new FormData();
-  form.append(part, new Blob([audio]), 'speech.wav');
+  form.append(part, new Blob([new Uint8Array(audio)]), 'speech.wav');
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   return form;
 }

@@ -1,0 +1,29 @@
+import { awsServices } from '#aws/services';
+import { ApiError } from '#core/errors';
+import { EXPORT_CONTENT_TYPES, exportTranscript, parseExportFormat } from '#core/export';
+import { getJobStatus } from '#core/status';
+import { httpHandler, jobIdParameter, queryParameter, tenantIdOf } from './http.ts';
+
+/** GET /v1-beta/transcript/export?id=&format=txt|srt|vtt: a completed transcript as a file. */
+export const handler = httpHandler(async (event) => {
+  const id = jobIdParameter(event);
+  const format = parseExportFormat(queryParameter(event, 'format'));
+  const record = await getJobStatus(awsServices(), tenantIdOf(event), id);
+  if (!record.results) {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `The job is ${record.status}; only completed jobs can be exported.`,
+      'id',
+    );
+  }
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': EXPORT_CONTENT_TYPES[format],
+      'content-disposition': `attachment; filename="${id}.${format}"`,
+      'cache-control': 'no-store',
+    },
+    body: exportTranscript(record.results.results, format),
+  };
+});

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { ApiError } from './errors.ts';
+import { JOB_STATUSES, type JobSummary, toJobSummary } from './job.ts';
+import type { JobStore } from './ports.ts';
+import { RETENTION_DAYS } from './resources.ts';
+
+export const DEFAULT_PAGE_SIZE = 25;
+export const MAX_PAGE_SIZE = 100;
+
+const listQuery = z.object({
+  limit: z.coerce
+    .number({ error: `limit must be a number from 1 to ${MAX_PAGE_SIZE}.` })
+    .int()
+    .min(1, { error: `limit must be a number from 1 to ${MAX_PAGE_SIZE}.` })
+    .max(MAX_PAGE_SIZE, { error: `limit must be a number from 1 to ${MAX_PAGE_SIZE}.` })
+    .default(DEFAULT_PAGE_SIZE),
+  cursor: z.string().min(1).optional(),
+  status: z.enum(JOB_STATUSES, { error: `status must be one of: ${JOB_STATUSES.join(', ')}.` }).optional(),
+  q: z.string().trim().max(200, { error: 'q must be at most 200 characters.' }).optional(),
+});
+
+export interface JobList {
+  jobs: JobSummary[];
+  next_cursor: string | null;
+}
+
+/**
+ * A tenant's jobs of the last 90 days, newest first, a page at a time; filtered by status and by
+ * text in the id or custom value. Jobs past the retention never appear, even before TTL removes them.
+ */
+export async function listJobs(
+  jobs: JobStore,
+  tenantId: string,
+  parameters: Record<string, string | undefined>,
+  now = new Date(),
+): Promise<JobList> {
+  const parsed = listQuery.safeParse(parameters);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ApiError(
+      400,
+      'invalid_request',
+      issue?.message ?? 'Invalid query.',
+      String(issue?.path[0] ?? ''),
+    );
+  }
+  const { limit, cursor, status, q } = parsed.data;
+  const since = new Date(now.getTime() - RETENTION_DAYS * 24 * 60 * 60 * 1000).toISOString();
+  const page = await jobs.listByTenant({
+    tenantId,
+    since,
+    limit,
+    ...(cursor ? { cursor } : {}),
+    ...(status ? { status } : {}),
+    ...(q ? { search: q.toLowerCase() } : {}),
+  });
+  return { jobs: page.jobs.map(toJobSummary), next_cursor: page.cursor ?? null };
+}

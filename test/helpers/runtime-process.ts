@@ -1,0 +1,112 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { ApiErrorCode } from '#core/errors';
+import type { StatusRecord, SubmissionRecord } from '#core/job';
+import { freePort } from '#local/emulators';
+
+const TSX = join('node_modules', '.bin', 'tsx');
+
+/** A submission answer: the job record, or an error. */
+export type SubmitBody = Partial<SubmissionRecord> & {
+  error?: { code: ApiErrorCode; message: string; field?: string };
+};
+
+export interface RuntimeProcess {
+  baseUrl: string;
+  apiKey: string;
+  /** An API address with the key in the query string, as SPEC 5 passes it. */
+  url(path: string, query?: Record<string, string>, key?: string): string;
+  /** POST /v1-beta/transcript with a file and form fields. */
+  submit(
+    file: Uint8Array,
+    fields?: Record<string, string>,
+    key?: string,
+  ): Promise<{ status: number; body: SubmitBody }>;
+  /** Polls the status endpoint as a client would, until the job is completed or in error. */
+  finished(id: string, key?: string): Promise<StatusRecord>;
+  /** Everything the runtime printed so far. */
+  output(): string;
+  /** Runs `local/keys.ts` against this runtime and answers what it printed. */
+  keys(...args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Starts `local/start.ts` as `npm start` does, on a free port, and waits until /health answers. */
+export async function startRuntimeProcess(apiKey: string): Promise<RuntimeProcess> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const runtimeFile = join(mkdtempSync(join(tmpdir(), 'runtime-')), 'runtime.json');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    LOCAL_API_KEY: apiKey,
+    LOCAL_RUNTIME_FILE: runtimeFile,
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+  };
+  // The runtime makes and names its own resources.
+  for (const name of ['JOBS_TABLE', 'API_KEYS_TABLE', 'MEDIA_BUCKET', 'JOBS_QUEUE_URL']) delete env[name];
+  const child: ChildProcess = spawn(TSX, ['local/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    await exited;
+  };
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline && child.exitCode === null) {
+    const healthy = await fetch(`${baseUrl}/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (healthy) {
+      const url = (path: string, query: Record<string, string> = {}, key = apiKey) =>
+        `${baseUrl}${path}?${new URLSearchParams({ 'x-api-key': key, ...query })}`;
+      return {
+        baseUrl,
+        apiKey,
+        url,
+        submit: async (file, fields = {}, key = apiKey) => {
+          const form = new FormData();
+          form.append('audio', new Blob([new Uint8Array(file)]), 'upload');
+          for (const [name, value] of Object.entries(fields)) form.append(name, value);
+          const response = await fetch(url('/v1-beta/transcript', {}, key), { method: 'POST', body: form });
+          return { status: response.status, body: (await response.json()) as SubmitBody };
+        },
+        finished: async (id, key = apiKey) => {
+          const deadline = Date.now() + 240_000;
+          for (;;) {
+            const response = await fetch(url('/v1-beta/transcript/status', { id }, key));
+            const record = (await response.json()) as StatusRecord;
+            if (
+              !response.ok ||
+              record.status === 'completed' ||
+              record.status === 'error' ||
+              Date.now() > deadline
+            ) {
+              return record;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 300));
+          }
+        },
+        output: () => output,
+        keys: async (...args) =>
+          (await promisify(execFile)(TSX, ['local/keys.ts', ...args, '--local'], { env })).stdout,
+        stop,
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  await stop();
+  throw new Error(`The local runtime did not become healthy:\n${output}`);
+}
