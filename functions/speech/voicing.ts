@@ -19,6 +19,8 @@ export interface VoicingTrack {
   hopMs: number;
   /** 1 for each voiced hop. */
   voiced: Uint8Array;
+  /** Fundamental frequency of each voiced hop in Hz, 0 where unvoiced. */
+  pitchHz: Float32Array;
 }
 
 /** Computes the voicing of a mono 16-bit PCM WAV file, streaming it in chunks. */
@@ -31,7 +33,7 @@ export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
   const span = maxLag; // samples correlated per lag
   const window = span + maxLag;
 
-  const voiced: number[] = [];
+  const pitch: number[] = [];
   let pending = new Float64Array(0);
   let leftoverByte: Buffer | undefined;
   const stream = createReadStream(wavFile, {
@@ -49,39 +51,60 @@ export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
 
     let start = 0;
     for (; start + window <= samples.length; start += hop) {
-      voiced.push(isVoiced(samples, start, span, minLag, maxLag) ? 1 : 0);
+      pitch.push(pitchOf(samples, start, span, minLag, maxLag, layout.sampleRate));
     }
     pending = samples.slice(start);
   }
   // The tail shorter than one analysis window is judged on what there is.
   for (let start = 0; start + hop <= pending.length; start += hop) {
     const lagLimit = Math.min(maxLag, Math.floor((pending.length - start) / 2));
-    voiced.push(lagLimit > minLag && isVoiced(pending, start, lagLimit, minLag, lagLimit) ? 1 : 0);
+    pitch.push(
+      lagLimit > minLag ? pitchOf(pending, start, lagLimit, minLag, lagLimit, layout.sampleRate) : 0,
+    );
   }
-  return { hopMs: HOP_MS, voiced: Uint8Array.from(voiced) };
+  return {
+    hopMs: HOP_MS,
+    voiced: Uint8Array.from(pitch, (hz) => (hz > 0 ? 1 : 0)),
+    pitchHz: Float32Array.from(pitch),
+  };
 }
 
-function isVoiced(
+/** Correlation within this share of the best still counts: the shortest such period avoids octave errors. */
+const OCTAVE_TOLERANCE = 0.9;
+
+/** The frame's fundamental frequency in Hz, or 0 when it is silent or not periodic. */
+function pitchOf(
   samples: Float64Array,
   start: number,
   span: number,
   minLag: number,
   maxLag: number,
-): boolean {
+  sampleRate: number,
+): number {
   let energy = 0;
   for (let n = start; n < start + span; n++) energy += (samples[n] ?? 0) ** 2;
-  if (Math.sqrt(energy / span) < MIN_RMS) return false;
+  if (Math.sqrt(energy / span) < MIN_RMS) return 0;
 
+  const correlation = new Float64Array(maxLag + 1);
+  let best = 0;
   // Energy of the lagged span, slid along by one sample per lag.
   let laggedEnergy = 0;
   for (let n = start + minLag; n < start + minLag + span; n++) laggedEnergy += (samples[n] ?? 0) ** 2;
   for (let lag = minLag; lag <= maxLag; lag++) {
     let product = 0;
     for (let n = start; n < start + span; n++) product += (samples[n] ?? 0) * (samples[n + lag] ?? 0);
-    if (product > 0 && product / Math.sqrt(energy * laggedEnergy) >= VOICED_CORRELATION) return true;
+    const value = product > 0 ? product / Math.sqrt(energy * laggedEnergy) : 0;
+    correlation[lag] = value;
+    if (value > best) best = value;
     laggedEnergy += (samples[start + lag + span] ?? 0) ** 2 - (samples[start + lag] ?? 0) ** 2;
   }
-  return false;
+  if (best < VOICED_CORRELATION) return 0;
+  for (let lag = minLag + 1; lag < maxLag; lag++) {
+    const value = correlation[lag] ?? 0;
+    const isPeak = value >= (correlation[lag - 1] ?? 0) && value >= (correlation[lag + 1] ?? 0);
+    if (isPeak && value >= OCTAVE_TOLERANCE * best) return sampleRate / lag;
+  }
+  return 0;
 }
 
 /** Milliseconds of voiced audio between two times. */

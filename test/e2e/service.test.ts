@@ -86,6 +86,21 @@ describe('the local runtime over HTTP', () => {
     expect(new Set(split.results?.results.words.map((word) => word.channel))).toEqual(new Set([1, 2]));
   });
 
+  it('tells the speakers of a conversation apart with speaker_diarization', async () => {
+    const conversation = findSample((sample) => sample.kind === 'conversation');
+    const [plain, diarized] = await Promise.all([
+      transcribed(conversation),
+      transcribed(conversation, { speaker_diarization: 'true' }),
+    ]);
+    const words = diarized.results?.results.words ?? [];
+    expect(new Set(words.map((word) => word.speaker))).toEqual(new Set(['S1', 'S2']));
+    expect(words[0]?.speaker).toBe('S1');
+    const turns = diarized.results?.results.utterances ?? [];
+    expect(turns.length).toBeGreaterThanOrEqual(3);
+    expect(turns.map((turn) => turn.text).join(' ')).toBe(diarized.results?.results.transcript);
+    expect(plain.results?.results.words.some((word) => word.speaker !== undefined)).toBe(false);
+  });
+
   it('adds tldr and short_hand_notes only when asked, keeping the full transcript', async () => {
     const long = samplesOfKind('utterance').filter((sample) => (sample.duration_s ?? 0) > 8)[0] as Sample;
     const [summarized, plain] = await Promise.all([
