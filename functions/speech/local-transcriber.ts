@@ -1,13 +1,18 @@
+import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { basename, join } from 'node:path';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { JobOptions } from '#core/options';
 import type { Transcriber } from '#core/ports';
 import { joinWords, SpeakerNumbering, speakerTurns, type TranscriptResult, type Word } from '#core/result';
+import { MAX_CHUNK_MS, planChunks } from './chunks.ts';
 import { diarize, speakerAt } from './diarization.ts';
 import type { RecognizedWord, SpeechEngine } from './engine.ts';
 import { decodeToWav, dualChannelSelection, probeMedia } from './media.ts';
 import { punctuateWords } from './punctuation.ts';
-import { detectSpeech } from './vad.ts';
+import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { detectVoicing, keepVoicedWords } from './voicing.ts';
-import { wavDurationMs } from './wav.ts';
+import { wavDurationMs, writeWavSlice } from './wav.ts';
 
 /** A recognised word with the number of the voice that said it, when speakers are told apart. */
 type SpokenWord = RecognizedWord & { voice?: number };
@@ -18,14 +23,30 @@ interface ChannelWords {
   words: SpokenWord[];
 }
 
+export interface LocalTranscriberSettings {
+  /** Recogniser processes at once, over all channels and chunks of a job. */
+  parallelism?: number;
+  /** Audio longer than this is decoded as chunks cut at silences. */
+  chunkAboveMs?: number;
+}
+
 /**
  * The offline pipeline around a speech engine: probe, decode (per channel for dual-channel jobs),
- * recognise, drop words heard in noise, punctuate, and assemble the result.
+ * recognise (long audio as silence-split chunks in parallel), drop words heard in noise, tell speakers
+ * apart, punctuate, and assemble the result.
  */
 export class LocalTranscriber implements Transcriber {
   readonly mode = 'sync';
+  private readonly limit: LimitFunction;
+  private readonly chunkAboveMs: number;
 
-  constructor(private readonly engine: SpeechEngine) {}
+  constructor(
+    private readonly engine: SpeechEngine,
+    settings: LocalTranscriberSettings = {},
+  ) {
+    this.limit = pLimit(settings.parallelism ?? availableParallelism());
+    this.chunkAboveMs = settings.chunkAboveMs ?? 2 * MAX_CHUNK_MS;
+  }
 
   async transcribe(input: {
     audioFile: string;
@@ -42,13 +63,17 @@ export class LocalTranscriber implements Transcriber {
     const audioDurationMs = Math.max(...(await Promise.all(wavFiles.map(wavDurationMs))));
     const recognized = await Promise.all(
       wavFiles.map(async (wavFile, index): Promise<ChannelWords> => {
-        const [recognized, voicing] = await Promise.all([
-          this.engine.recognize(wavFile),
+        const long = audioDurationMs > this.chunkAboveMs;
+        const regions = long || options.speaker_diarization ? await detectSpeech(wavFile) : [];
+        const [heard, voicing] = await Promise.all([
+          long
+            ? this.recognizeInChunks(wavFile, planChunks(regions, audioDurationMs), input.workDir)
+            : this.limit(() => this.engine.recognize(wavFile)),
           detectVoicing(wavFile),
         ]);
-        const words: SpokenWord[] = punctuateWords(keepVoicedWords(recognized, voicing), options.punctuate);
+        const words: SpokenWord[] = punctuateWords(keepVoicedWords(heard, voicing), options.punctuate);
         if (options.speaker_diarization) {
-          const segments = await diarize(wavFile, await detectSpeech(wavFile), voicing);
+          const segments = await diarize(wavFile, regions, voicing);
           for (const word of words) word.voice = speakerAt(segments, word.startMs, word.endMs);
         }
         return { ...(channels ? { channel: index + 1 } : {}), words };
@@ -60,6 +85,33 @@ export class LocalTranscriber implements Transcriber {
       engine: this.engine.name,
       ...(notes.length ? { notes } : {}),
     };
+  }
+
+  /** Decodes each chunk in its own process, as many at once as the limit allows, and shifts the times back. */
+  private async recognizeInChunks(
+    wavFile: string,
+    chunks: SpeechRegion[],
+    workDir: string,
+  ): Promise<RecognizedWord[]> {
+    const parts = await Promise.all(
+      chunks.map((chunk, index) =>
+        this.limit(async () => {
+          const file = join(workDir, `${basename(wavFile, '.wav')}-chunk-${index}.wav`);
+          await writeWavSlice(wavFile, chunk.startMs, chunk.endMs, file);
+          try {
+            const words = await this.engine.recognize(file);
+            return words.map((word) => ({
+              ...word,
+              startMs: word.startMs + chunk.startMs,
+              endMs: word.endMs + chunk.startMs,
+            }));
+          } finally {
+            await rm(file, { force: true });
+          }
+        }),
+      ),
+    );
+    return parts.flat();
   }
 }
 

@@ -109,6 +109,20 @@ export async function decodeToWav(file: string, workDir: string, channels?: numb
   return outputs;
 }
 
+/**
+ * 16 kHz 16-bit PCM WAV with the plain 44-byte header: PocketSphinx skips 44 bytes and would read any
+ * further header chunk (ffmpeg's metadata, without -bitexact) as audio.
+ */
 function wavOutputArgs(): string[] {
-  return ['-ar', String(ENGINE_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 'wav'];
+  return [
+    '-ar',
+    String(ENGINE_SAMPLE_RATE),
+    '-c:a',
+    'pcm_s16le',
+    '-bitexact',
+    '-map_metadata',
+    '-1',
+    '-f',
+    'wav',
+  ];
 }

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 
 export interface WavLayout {
   sampleRate: number;
@@ -48,4 +48,43 @@ export async function wavDurationMs(file: string): Promise<number> {
   const layout = await readWavLayout(file);
   const frameBytes = layout.channels * (layout.bitsPerSample / 8);
   return Math.round((layout.dataBytes / frameBytes / layout.sampleRate) * 1000);
+}
+
+/**
+ * Copies the samples between two times of a PCM WAV file into a WAV file of its own, without decoding
+ * the rest: how long audio is cut into chunks.
+ */
+export async function writeWavSlice(
+  source: string,
+  startMs: number,
+  endMs: number,
+  target: string,
+): Promise<void> {
+  const layout = await readWavLayout(source);
+  const frameBytes = layout.channels * (layout.bitsPerSample / 8);
+  const byteAt = (ms: number) =>
+    Math.min(layout.dataBytes, Math.max(0, Math.round((ms / 1000) * layout.sampleRate) * frameBytes));
+  const from = byteAt(startMs);
+  const length = Math.max(0, byteAt(endMs) - from);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + length, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(layout.channels, 22);
+  header.writeUInt32LE(layout.sampleRate, 24);
+  header.writeUInt32LE(layout.sampleRate * frameBytes, 28);
+  header.writeUInt16LE(frameBytes, 32);
+  header.writeUInt16LE(layout.bitsPerSample, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(length, 40);
+  const samples = Buffer.alloc(length);
+  const handle = await open(source, 'r');
+  try {
+    await handle.read(samples, 0, length, layout.dataOffset + from);
+  } finally {
+    await handle.close();
+  }
+  await writeFile(target, Buffer.concat([header, samples]));
 }

@@ -32,10 +32,10 @@ async function processRecord(record: SQSRecord): Promise<void> {
   const message = decodeWorkerMessage(record.body);
   try {
     const outcome = await handleWorkerMessage(processDeps(), message);
-    logger.info('Message handled', { message, outcome });
+    logger.info('Message handled', { workerMessage: message, outcome });
   } catch (error) {
     logger.warn('Message failed; it will be retried', {
-      message,
+      workerMessage: message,
       receiveCount: record.attributes.ApproximateReceiveCount,
       error,
     });

@@ -21,6 +21,8 @@ export interface Sample {
   size_bytes?: number | null;
   reference_text?: string | null;
   expect?: 'error' | 'error_or_partial' | 'empty_transcript' | 'transcribe';
+  /** Where the recording comes from; for `formats/`, the utterance it was made from. */
+  source?: string;
 }
 
 export const samples: Sample[] = JSON.parse(readFileSync(join(SAMPLES_DIR, 'manifest.json'), 'utf8'));

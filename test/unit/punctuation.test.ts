@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecognizedWord } from '#speech/engine';
-import { punctuateWords, SENTENCE_PAUSE_MS } from '#speech/punctuation';
+import { CLAUSE_PAUSE_MS, punctuateWords, SENTENCE_PAUSE_MS } from '#speech/punctuation';
 
 const words = (entries: [string, number, number][]): RecognizedWord[] =>
   entries.map(([text, startMs, endMs]) => ({ text, startMs, endMs, confidence: 0.9 }));
@@ -38,6 +38,44 @@ describe('punctuateWords', () => {
       'we',
       'left',
     ]);
+  });
+
+  it('cases names of people, places and organisations, months and days, but not ordinary words', () => {
+    const spoken = words([
+      ['i', 0, 100],
+      ['met', 110, 300],
+      ['john', 310, 500],
+      ['smith', 510, 700],
+      ['in', 710, 800],
+      ['london', 810, 1100],
+      ['on', 1110, 1200],
+      ['monday', 1210, 1500],
+      ['in', 1510, 1600],
+      ['january', 1610, 2000],
+    ]);
+    expect(
+      punctuateWords(spoken, true)
+        .map((word) => word.text)
+        .join(' '),
+    ).toBe('I met John Smith in London on Monday in January.');
+  });
+
+  it('puts commas at medium pauses, ends questions with a question mark, and starts a sentence at an opener', () => {
+    const spoken = words([
+      ['do', 0, 100],
+      ['you', 110, 300],
+      ['agree', 310, 600],
+      ['but', 600 + CLAUSE_PAUSE_MS, 1100],
+      ['first', 1110, 1400],
+      ['we', 1400 + CLAUSE_PAUSE_MS, 1900],
+      ['go', 1910, 2200],
+    ]);
+    // After a medium pause "but" opens a sentence; "we" does not, so that pause is a comma.
+    expect(
+      punctuateWords(spoken, true)
+        .map((word) => word.text)
+        .join(' '),
+    ).toBe('Do you agree? But first, we go.');
   });
 
   it('keeps the times', () => {

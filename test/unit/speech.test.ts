@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobFailure } from '#core/errors';
 import { parseJobOptions } from '#core/options';
+import { wordErrorRate } from '#local/evaluation/metrics';
 import { LocalTranscriber } from '#speech/local-transcriber';
 import { decodeToWav, probeMedia } from '#speech/media';
 import { SphinxEngine } from '#speech/sphinx';
 import { detectVoicing } from '#speech/voicing';
 import { readWavLayout, wavDurationMs } from '#speech/wav';
 import { findSample, type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
-import { wordErrorRate } from '#test/helpers/wer';
 
 let workDir: string;
 beforeEach(async () => {
@@ -127,6 +127,25 @@ describe('LocalTranscriber', () => {
     expect(result.utterances?.length).toBeGreaterThanOrEqual(2);
     const starts = result.words.map((word) => word.startTime);
     expect(starts).toEqual([...starts].sort((a, b) => a - b));
+  });
+
+  it('decodes long audio as silence-split chunks with the same words and times as a single pass', async () => {
+    const conversation = findSample(
+      (sample) => sample.kind === 'conversation' && (sample.duration_s ?? 0) > 15,
+    );
+    const options = parseJobOptions({ punctuate: 'false' });
+    const whole = await transcribe(conversation, { punctuate: 'false' });
+    // Chunks of at most 30 s, forced here on a shorter recording.
+    const chunked = await new LocalTranscriber(new SphinxEngine(), { chunkAboveMs: 5000 }).transcribe({
+      audioFile: samplePath(conversation),
+      workDir,
+      options,
+    });
+    expect(wordErrorRate(whole.transcript, chunked.transcript)).toBeLessThan(0.2);
+    const starts = chunked.words.map((word) => word.startTime);
+    expect(starts).toEqual([...starts].sort((a, b) => a - b));
+    expect(chunked.words.at(-1)?.endTime).toBeLessThanOrEqual(chunked.audio_duration_ms);
+    expect(Math.abs((chunked.words[0]?.startTime ?? 0) - (whole.words[0]?.startTime ?? 0))).toBeLessThan(300);
   });
 
   it('fails a one-channel file sent with dual_channel=true as not_dual_channel', async () => {

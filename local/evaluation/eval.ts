@@ -1,0 +1,368 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { StatusRecord } from '#core/job';
+import { parseJobOptions } from '#core/options';
+import { joinWords, type TranscriptResult, type Word } from '#core/result';
+import { LocalTranscriber } from '#speech/local-transcriber';
+import { SphinxEngine } from '#speech/sphinx';
+import { diarizationErrorRate, type SpeakerTurn, wordErrors } from './metrics.ts';
+
+const usage = `Usage: npm run eval -- --samples DIR [--json FILE] [--url URL --key KEY] [--baseline]
+
+Submits every file of DIR/manifest.json through the service's HTTP API with the options that fit its
+kind, and prints per file and per kind: word error rate (case-insensitive and case-sensitive), diarization
+error rate and speaker count, channel attribution, turn timestamp error, the outcome of bad files against
+their expectation, and the real-time factor.
+  --url, --key   a running service (npm start prints both); without them a local runtime is started
+  --baseline     also transcribe the utterances with PocketSphinx's default settings, for comparison
+  --json FILE    write every measurement as JSON`;
+
+const turn = z.object({
+  speaker: z.string().optional(),
+  channel: z.number().optional(),
+  start: z.number(),
+  end: z.number(),
+  text: z.string().optional(),
+});
+const sample = z.object({
+  id: z.string(),
+  file: z.string(),
+  kind: z.string(),
+  duration_s: z.number().nullish(),
+  reference_text: z.string().nullish(),
+  expect: z.string().nullish(),
+  speakers: z.array(turn).nullish(),
+  segments: z.array(turn).nullish(),
+  channel_references: z
+    .array(
+      z.object({
+        channel: z.number(),
+        reference_text: z.string().optional(),
+        segments: z.array(turn).default([]),
+      }),
+    )
+    .nullish(),
+});
+type Sample = z.infer<typeof sample>;
+
+interface Measurement {
+  id: string;
+  /** Milliseconds from submission to a finished job, and of audio, for the real-time factor. */
+  elapsedMs?: number;
+  audioMs?: number;
+  kind: string;
+  outcome: string;
+  expected?: string;
+  matchesExpectation?: boolean;
+  wordErrors?: number;
+  casedWordErrors?: number;
+  referenceWords?: number;
+  baselineWordErrors?: number;
+  der?: number;
+  speakers?: number;
+  referenceSpeakers?: number;
+  channelAccuracy?: number;
+  timestampErrorMs?: number;
+  rtf?: number;
+}
+
+/** The options a file of this kind is submitted with. */
+function optionsFor(kind: string): Record<string, string> {
+  if (kind === 'conversation') return { speaker_diarization: 'true' };
+  if (kind === 'stereo') return { dual_channel: 'true' };
+  return {};
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      samples: { type: 'string' },
+      json: { type: 'string' },
+      url: { type: 'string' },
+      key: { type: 'string' },
+      baseline: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help || !values.samples) {
+    console.log(usage);
+    process.exitCode = values.help ? 0 : 1;
+    return;
+  }
+  const directory = resolve(values.samples);
+  const manifest = z
+    .array(sample)
+    .parse(JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8')));
+
+  let service =
+    values.url && values.key ? { url: values.url, apiKey: values.key, stop: async () => {} } : undefined;
+  if (!service) {
+    console.log('Starting a local runtime for the evaluation…');
+    // The worker's per-job logs would drown the table; the level is read when the logger is loaded.
+    process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+    const { startLocalRuntime } = await import('../runtime.ts');
+    service = await startLocalRuntime({ port: 0, workerConcurrency: 1, log: () => {} });
+  }
+  const measurements: Measurement[] = [];
+  try {
+    for (const entry of manifest) {
+      const measurement = await evaluate(service, directory, entry);
+      if (values.baseline && entry.kind === 'utterance' && entry.reference_text) {
+        measurement.baselineWordErrors = await baselineErrors(
+          join(directory, entry.file),
+          entry.reference_text,
+        );
+      }
+      measurements.push(measurement);
+      console.log(formatRow(measurement));
+    }
+  } finally {
+    await service.stop();
+  }
+  console.log('');
+  for (const line of summarize(measurements, values.baseline ?? false)) console.log(line);
+  if (values.json) {
+    await writeFile(
+      values.json,
+      JSON.stringify({ measurements, summary: summarize(measurements, false) }, null, 2),
+    );
+    console.log(`\nWrote ${values.json}`);
+  }
+}
+
+async function evaluate(
+  service: { url: string; apiKey: string },
+  directory: string,
+  entry: Sample,
+): Promise<Measurement> {
+  const measurement: Measurement = { id: entry.id, kind: entry.kind, outcome: '' };
+  if (entry.expect) measurement.expected = entry.expect;
+  const audio = await readFile(join(directory, entry.file));
+  const form = new FormData();
+  form.append('audio', new Blob([new Uint8Array(audio)]), entry.file.split('/').at(-1) ?? 'audio');
+  for (const [name, value] of Object.entries(optionsFor(entry.kind))) form.append(name, value);
+  const started = Date.now();
+  const api = (path: string, query: Record<string, string> = {}) =>
+    `${service.url}${path}?${new URLSearchParams({ ...query, 'x-api-key': service.apiKey })}`;
+  const submitted = await fetch(api('/v1-beta/transcript'), { method: 'POST', body: form });
+  const body = await submitted.json();
+  if (!submitted.ok) {
+    measurement.outcome = `refused ${submitted.status} ${body.error?.code}`;
+  } else {
+    let record: StatusRecord;
+    for (;;) {
+      record = (await (
+        await fetch(api('/v1-beta/transcript/status', { id: body.id }))
+      ).json()) as StatusRecord;
+      if (record.status === 'completed' || record.status === 'error') break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    const result = record.results?.results;
+    measurement.outcome = record.status === 'error' ? `error ${record.error?.code}` : 'completed';
+    if (result) {
+      if (result.audio_duration_ms > 0) {
+        measurement.elapsedMs = Date.now() - started;
+        measurement.audioMs = result.audio_duration_ms;
+        measurement.rtf = measurement.elapsedMs / measurement.audioMs;
+      }
+      score(measurement, entry, result);
+    }
+  }
+  if (entry.expect) measurement.matchesExpectation = meetsExpectation(entry.expect, measurement);
+  return measurement;
+}
+
+function meetsExpectation(expect: string, measurement: Measurement): boolean {
+  const completed = measurement.outcome === 'completed';
+  const failed = measurement.outcome.startsWith('error') || measurement.outcome.startsWith('refused 400');
+  switch (expect) {
+    case 'error':
+      return failed;
+    case 'error_or_partial':
+      return completed || failed;
+    case 'empty_transcript':
+      return completed && measurement.referenceWords === undefined && measurement.wordErrors === 0;
+    case 'transcribe':
+      return completed;
+    default:
+      return false;
+  }
+}
+
+function score(measurement: Measurement, entry: Sample, result: TranscriptResult): void {
+  if (entry.expect === 'empty_transcript') {
+    measurement.wordErrors = result.words.length;
+    return;
+  }
+  // Each channel against its own reference when there are channel references, else the whole text.
+  const perChannel = (entry.channel_references ?? []).filter((reference) => reference.reference_text);
+  const pairs = perChannel.length
+    ? perChannel.map((reference) => ({
+        reference: reference.reference_text ?? '',
+        hypothesis: joinWords(result.words.filter((word) => word.channel === reference.channel + 1)),
+      }))
+    : entry.reference_text
+      ? [{ reference: entry.reference_text, hypothesis: result.transcript }]
+      : [];
+  if (pairs.length) {
+    measurement.wordErrors = 0;
+    measurement.casedWordErrors = 0;
+    measurement.referenceWords = 0;
+    for (const { reference, hypothesis } of pairs) {
+      const plain = wordErrors(reference, hypothesis);
+      measurement.wordErrors += plain.errors;
+      measurement.referenceWords += plain.referenceWords;
+      measurement.casedWordErrors += wordErrors(reference, hypothesis, { keepCase: true }).errors;
+    }
+  }
+  if (entry.kind === 'conversation' && entry.speakers?.length) {
+    const reference: SpeakerTurn[] = entry.speakers.map((t) => ({
+      speaker: t.speaker ?? '',
+      startMs: t.start * 1000,
+      endMs: t.end * 1000,
+    }));
+    const hypothesis: SpeakerTurn[] = (result.utterances ?? []).map((t) => ({
+      speaker: t.speaker ?? '',
+      startMs: t.startTime,
+      endMs: t.endTime,
+    }));
+    measurement.der = diarizationErrorRate(reference, hypothesis);
+    measurement.speakers = new Set(result.words.map((word) => word.speaker)).size;
+    measurement.referenceSpeakers = new Set(reference.map((t) => t.speaker)).size;
+  }
+  const channelTurns = (entry.channel_references ?? []).flatMap((reference) =>
+    reference.segments.map((segment) => ({ ...segment, channel: reference.channel + 1 })),
+  );
+  if (channelTurns.length) measurement.channelAccuracy = channelAccuracy(result.words, channelTurns);
+  const turns = channelTurns.length ? channelTurns : (entry.segments ?? []);
+  if (turns.length) measurement.timestampErrorMs = turnBoundaryError(result.words, turns);
+}
+
+/** Share of words, spoken while one channel alone talks, that are attributed to that channel. */
+function channelAccuracy(
+  words: Word[],
+  turns: { channel: number; start: number; end: number }[],
+): number | undefined {
+  let judged = 0;
+  let correct = 0;
+  for (const word of words) {
+    const middle = (word.startTime + word.endTime) / 2000;
+    const active = new Set(turns.filter((t) => middle >= t.start && middle <= t.end).map((t) => t.channel));
+    if (active.size !== 1) continue;
+    judged += 1;
+    if (active.has(word.channel ?? 0)) correct += 1;
+  }
+  return judged ? correct / judged : undefined;
+}
+
+/** Mean distance (ms) between each reference turn's start and end and its first and last word. */
+function turnBoundaryError(
+  words: Word[],
+  turns: { start: number; end: number; channel?: number }[],
+): number | undefined {
+  const errors: number[] = [];
+  for (const turn of turns) {
+    const inside = words.filter((word) => {
+      const middle = (word.startTime + word.endTime) / 2000;
+      return (
+        middle >= turn.start &&
+        middle <= turn.end &&
+        (turn.channel === undefined || word.channel === turn.channel)
+      );
+    });
+    const first = inside[0];
+    const last = inside.at(-1);
+    if (!first || !last) continue;
+    errors.push(Math.abs(first.startTime - turn.start * 1000), Math.abs(last.endTime - turn.end * 1000));
+  }
+  return errors.length ? errors.reduce((a, b) => a + b, 0) / errors.length : undefined;
+}
+
+/** The same pipeline with PocketSphinx's own default settings, run here rather than through the API. */
+async function baselineErrors(file: string, reference: string): Promise<number> {
+  const workDir = await mkdtemp(join(tmpdir(), 'eval-baseline-'));
+  try {
+    const untuned = new LocalTranscriber(new SphinxEngine('pocketsphinx_continuous', []));
+    const result = await untuned.transcribe({ audioFile: file, workDir, options: parseJobOptions({}) });
+    return wordErrors(reference, result.transcript).errors;
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+const percent = (value: number | undefined) => (value === undefined ? '—' : `${(value * 100).toFixed(1)}%`);
+
+function formatRow(m: Measurement): string {
+  const wer = m.referenceWords ? percent((m.wordErrors ?? 0) / m.referenceWords) : '—';
+  const cased = m.referenceWords ? percent((m.casedWordErrors ?? 0) / m.referenceWords) : '—';
+  const parts = [
+    m.id.padEnd(44),
+    m.kind.padEnd(12),
+    m.outcome.padEnd(28),
+    `WER ${wer.padStart(6)}`,
+    `cased ${cased.padStart(6)}`,
+  ];
+  if (m.baselineWordErrors !== undefined && m.referenceWords)
+    parts.push(`untuned ${percent(m.baselineWordErrors / m.referenceWords)}`);
+  if (m.der !== undefined)
+    parts.push(`DER ${percent(m.der)}`, `speakers ${m.speakers}/${m.referenceSpeakers}`);
+  if (m.channelAccuracy !== undefined) parts.push(`channels ${percent(m.channelAccuracy)}`);
+  if (m.timestampErrorMs !== undefined) parts.push(`turn time error ${Math.round(m.timestampErrorMs)} ms`);
+  if (m.expected) parts.push(`expect ${m.expected}: ${m.matchesExpectation ? 'ok' : 'MISMATCH'}`);
+  if (m.rtf !== undefined) parts.push(`RTF ${m.rtf.toFixed(2)}`);
+  return parts.join('  ');
+}
+
+/** Per kind: word error rates over all words of the kind, mean DER, shares of right answers, mean RTF. */
+export function summarize(measurements: Measurement[], withBaseline: boolean): string[] {
+  const kinds = [...new Set(measurements.map((m) => m.kind))];
+  return kinds.map((kind) => {
+    const of = measurements.filter((m) => m.kind === kind);
+    const sum = (pick: (m: Measurement) => number | undefined) =>
+      of.reduce((total, m) => total + (pick(m) ?? 0), 0);
+    const mean = (values: (number | undefined)[]) => {
+      const known = values.filter((value): value is number => value !== undefined);
+      return known.length ? known.reduce((a, b) => a + b, 0) / known.length : undefined;
+    };
+    const words = sum((m) => m.referenceWords);
+    const parts = [`${kind.padEnd(12)} files ${String(of.length).padStart(3)}`];
+    if (words) {
+      parts.push(
+        `WER ${percent(sum((m) => m.wordErrors) / words)}`,
+        `cased WER ${percent(sum((m) => m.casedWordErrors) / words)}`,
+      );
+      if (withBaseline && of.some((m) => m.baselineWordErrors !== undefined)) {
+        parts.push(`untuned WER ${percent(sum((m) => m.baselineWordErrors) / words)}`);
+      }
+    }
+    const ders = of.map((m) => m.der);
+    if (ders.some((der) => der !== undefined)) {
+      const counted = of.filter((m) => m.speakers !== undefined);
+      parts.push(
+        `DER ${percent(mean(ders))}`,
+        `speaker count right ${counted.filter((m) => m.speakers === m.referenceSpeakers).length}/${counted.length}`,
+      );
+    }
+    const channels = mean(of.map((m) => m.channelAccuracy));
+    if (channels !== undefined) parts.push(`channel attribution ${percent(channels)}`);
+    const timestamps = mean(of.map((m) => m.timestampErrorMs));
+    if (timestamps !== undefined) parts.push(`turn time error ${Math.round(timestamps)} ms`);
+    const expected = of.filter((m) => m.expected);
+    if (expected.length)
+      parts.push(
+        `expectations met ${expected.filter((m) => m.matchesExpectation).length}/${expected.length}`,
+      );
+    // Processing time over audio time, summed: short files do not outweigh long ones.
+    const audio = sum((m) => m.audioMs);
+    if (audio > 0) parts.push(`RTF ${(sum((m) => m.elapsedMs) / audio).toFixed(2)}`);
+    return parts.join('  ');
+  });
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});

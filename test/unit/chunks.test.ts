@@ -1,0 +1,58 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CHUNK_MS, planChunks } from '#speech/chunks';
+import { readWavLayout, wavDurationMs, writeWavSlice } from '#speech/wav';
+import { type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
+
+let workDir: string;
+beforeAll(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'chunks-'));
+});
+afterAll(() => rm(workDir, { recursive: true, force: true }));
+
+describe('planChunks', () => {
+  it('groups speech into chunks of at most the limit, cut in the silences between regions', () => {
+    const regions = Array.from({ length: 10 }, (_, i) => ({
+      startMs: i * 10_000,
+      endMs: i * 10_000 + 8_000,
+    }));
+    const chunks = planChunks(regions, 100_000);
+    expect(chunks.length).toBeGreaterThanOrEqual(4);
+    expect(chunks[0]?.startMs).toBe(0);
+    expect(chunks.at(-1)?.endMs).toBe(100_000);
+    for (const [index, chunk] of chunks.entries()) {
+      expect(chunk.endMs - chunk.startMs).toBeLessThanOrEqual(MAX_CHUNK_MS + 2 * 1000);
+      const next = chunks[index + 1];
+      if (next) expect(next.startMs).toBeGreaterThanOrEqual(chunk.endMs);
+      // No region is cut: every region lies inside one chunk.
+    }
+    for (const region of regions) {
+      expect(chunks.some((chunk) => chunk.startMs <= region.startMs && chunk.endMs >= region.endMs)).toBe(
+        true,
+      );
+    }
+  });
+
+  it('cuts a region longer than a chunk into pieces', () => {
+    const chunks = planChunks([{ startMs: 0, endMs: 75_000 }], 80_000);
+    expect(chunks).toHaveLength(3);
+    expect(chunks.at(-1)?.endMs).toBe(80_000);
+  });
+});
+
+describe('writeWavSlice', () => {
+  it('copies the samples between two times into a WAV of their own', async () => {
+    const sample = samplesOfKind('utterance').find((entry) => (entry.duration_s ?? 0) > 5) as Sample;
+    const target = join(workDir, 'slice.wav');
+    await writeWavSlice(samplePath(sample), 1000, 3500, target);
+    expect(await wavDurationMs(target)).toBe(2500);
+    expect(await readWavLayout(target)).toMatchObject({
+      sampleRate: 16_000,
+      channels: 1,
+      bitsPerSample: 16,
+      dataOffset: 44,
+    });
+  });
+});
