@@ -136,25 +136,25 @@ export class Api extends Construct {
     );
     queues.jobsQueue.grantSendMessages(submit);
 
-    const status = new ServiceFunction(this, 'Status', {
-      entry: 'functions/api/status.ts',
-      description: 'GET /v1-beta/transcript/status',
-      timeout: Duration.seconds(10),
-      memorySize: 512,
-      environment: tableEnvironment,
-    });
-    data.grantItems(status, data.jobsTable, 'dynamodb:GetItem');
-    data.grantObjects(status, MEDIA_PREFIXES.results, 's3:GetObject');
-
-    const exportFunction = new ServiceFunction(this, 'Export', {
-      entry: 'functions/api/export.ts',
-      description: 'GET /v1-beta/transcript/export',
-      timeout: Duration.seconds(15),
-      memorySize: 512,
-      environment: tableEnvironment,
-    });
-    data.grantItems(exportFunction, data.jobsTable, 'dynamodb:GetItem');
-    data.grantObjects(exportFunction, MEDIA_PREFIXES.results, 's3:GetObject');
+    // Status and export read a job and its stored result, nothing else.
+    const resultReader = (id: string, entry: string, description: string) => {
+      const reader = new ServiceFunction(this, id, {
+        entry,
+        description,
+        timeout: Duration.seconds(15),
+        memorySize: 512,
+        environment: tableEnvironment,
+      });
+      data.grantItems(reader, data.jobsTable, 'dynamodb:GetItem');
+      data.grantObjects(reader, MEDIA_PREFIXES.results, 's3:GetObject');
+      return reader;
+    };
+    const status = resultReader('Status', 'functions/api/status.ts', 'GET /v1-beta/transcript/status');
+    const exportFunction = resultReader(
+      'Export',
+      'functions/api/export.ts',
+      'GET /v1-beta/transcript/export',
+    );
 
     const list = new ServiceFunction(this, 'List', {
       entry: 'functions/api/list.ts',
