@@ -4,8 +4,9 @@ import type { StatusRecord } from '#core/job';
 import type { OPTION_FIELDS } from '#core/options';
 import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
 import { wordErrorRate } from '#local/evaluation/metrics';
-import { type RuntimeProcess, type SubmitBody, startRuntimeProcess } from '#test/helpers/runtime-process';
+import { type RuntimeProcess, startRuntimeProcess } from '#test/helpers/runtime-process';
 import { findSample, type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
+import type { SubmitBody } from '#test/helpers/submissions';
 
 const API_KEY = 'e2e-key-0123456789abcdef';
 

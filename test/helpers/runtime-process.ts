@@ -3,16 +3,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { ApiErrorCode } from '#core/errors';
-import type { StatusRecord, SubmissionRecord } from '#core/job';
+import type { StatusRecord } from '#core/job';
 import { freePort } from '#local/emulators';
+import type { SubmitBody } from './submissions.ts';
 
 const TSX = join('node_modules', '.bin', 'tsx');
-
-/** A submission answer: the job record, or an error. */
-export type SubmitBody = Partial<SubmissionRecord> & {
-  error?: { code: ApiErrorCode; message: string; field?: string };
-};
 
 export interface RuntimeProcess {
   baseUrl: string;

@@ -8,9 +8,10 @@ import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
 import { decodeWorkerMessage } from '#core/messages';
 import { MAX_DIRECT_UPLOAD_BYTES, RETENTION_DAYS } from '#core/resources';
-import { apiEvent, multipartBody } from '#test/helpers/events';
+import { apiEvent } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/resources';
 import { type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
+import { submitForm } from '#test/helpers/submissions';
 
 const sample = samplesOfKind('utterance')[0];
 let audio: Buffer;
@@ -20,19 +21,8 @@ beforeAll(async () => {
   audio = await readFile(samplePath(sample as Sample));
 });
 
-async function submit(form: FormData, tenantId = 'tenant-submit', options: { base64?: boolean } = {}) {
-  const { body, contentType } = await multipartBody(form);
-  const response = await handler(
-    apiEvent({
-      method: 'POST',
-      path: '/v1-beta/transcript',
-      tenantId,
-      headers: { 'Content-Type': contentType },
-      body,
-      ...options,
-    }),
-  );
-  return { status: response.statusCode, body: JSON.parse(response.body) };
+function submit(form: FormData, tenantId = 'tenant-submit', options: { base64?: boolean } = {}) {
+  return submitForm(form, tenantId, options);
 }
 
 function audioForm(fields: Record<string, string> = {}, part = 'audio'): FormData {
@@ -69,7 +59,7 @@ describe('POST /v1-beta/transcript', () => {
       short_hand_notes: 'false',
     });
 
-    const job = await awsServices().jobs.get(body.id);
+    const job = await awsServices().jobs.get(body.id ?? '');
     expect(job).toMatchObject({
       tenantId: 'tenant-submit',
       status: 'queued',
@@ -98,7 +88,7 @@ describe('POST /v1-beta/transcript', () => {
 
   it('gives every job its own unguessable id', async () => {
     const ids = new Set<string>();
-    for (let i = 0; i < 3; i++) ids.add((await submit(audioForm())).body.id);
+    for (let i = 0; i < 3; i++) ids.add((await submit(audioForm())).body.id ?? '');
     expect(ids.size).toBe(3);
   });
 
@@ -131,8 +121,8 @@ describe('POST /v1-beta/transcript', () => {
     form.append('audio', new Blob([Buffer.alloc(MAX_DIRECT_UPLOAD_BYTES + 1)]), 'big.wav');
     const { status, body } = await submit(form, 'tenant-big');
     expect(status).toBe(413);
-    expect(body.error.code).toBe('payload_too_large');
-    expect(body.error.message).toContain(String(MAX_DIRECT_UPLOAD_BYTES));
+    expect(body.error?.code).toBe('payload_too_large');
+    expect(body.error?.message).toContain(String(MAX_DIRECT_UPLOAD_BYTES));
     expect(await storedKeys('audio/tenant-big/')).toEqual([]);
   });
 
