@@ -6,6 +6,7 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
+import { jsonResponse } from '#api/http';
 import { ApiError } from '#core/errors';
 import { BINARY_MEDIA_TYPES } from '#core/resources';
 
@@ -236,12 +237,9 @@ function requestContext(
   };
 }
 
+/** Errors the gateway answers itself, in the same shape the handlers answer theirs. */
 function errorResult(error: ApiError): APIGatewayProxyResult {
-  return {
-    statusCode: error.status,
-    headers: { 'content-type': 'application/json; charset=utf-8' },
-    body: JSON.stringify(error.toBody()),
-  };
+  return jsonResponse(error.status, error.toBody());
 }
 
 function send(response: ServerResponse, result: APIGatewayProxyResult, closeConnection = false): void {

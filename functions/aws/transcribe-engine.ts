@@ -58,14 +58,13 @@ export class TranscribeEngine implements AsyncTranscriber {
         }),
       );
     } catch (error) {
-      // The job exists already: an earlier delivery of the same message started it.
-      if (error instanceof ConflictException) return { audio_duration_ms: info.durationMs ?? 0 };
       // Transcribe refused this input; asking again would not change its mind.
       if (error instanceof BadRequestException) {
         const failure = transcribeFailure(error.message);
         throw new JobFailure(failure.code, failure.message);
       }
-      throw error;
+      // A job that exists already was started by an earlier delivery of the same message.
+      if (!(error instanceof ConflictException)) throw error;
     }
     return { audio_duration_ms: info.durationMs ?? 0 };
   }
