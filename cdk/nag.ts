@@ -1,7 +1,6 @@
 import { Validations } from 'aws-cdk-lib';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
-import { API_ROUTES } from '#core/resources';
-import { MEDIA_PREFIXES } from './constructs/data.ts';
+import { API_ROUTES, MEDIA_PREFIXES, transcribeJobPrefix } from '#commons/contract';
 import type { TranscriptionStack } from './stack.ts';
 
 const PACK = 'AwsSolutions::AwsSolutions';
@@ -31,7 +30,7 @@ export function acknowledgeNagFindings(stack: TranscriptionStack): void {
     );
   }
   acknowledge(
-    `IAM5[Resource::arn:<AWS::Partition>:transcribe:<AWS::Region>:<AWS::AccountId>:transcription-job/${stack.stackName}-*]`,
+    `IAM5[Resource::arn:<AWS::Partition>:transcribe:<AWS::Region>:<AWS::AccountId>:transcription-job/${transcribeJobPrefix(stack.stackName)}*]`,
     "Transcription job names are made per job at run time; the grant is limited to this stack's name prefix.",
   );
   acknowledge(

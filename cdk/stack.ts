@@ -1,27 +1,14 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import type { DeploymentSettings } from '#commons/contract';
 import { Alarms } from './constructs/alarms.ts';
 import { Api } from './constructs/api.ts';
 import { Data } from './constructs/data.ts';
 import { Queues } from './constructs/queues.ts';
-import { type EngineName, type SummarizerName, Worker } from './constructs/worker.ts';
-
-/** The deployment's choices, from `cdk deploy -c name=value` (see the README's Deploy section). */
-export interface ServiceSettings {
-  engine: EngineName;
-  summarizer: SummarizerName;
-  bedrockModelId?: string;
-  workerConcurrency: number;
-  authorizerCacheSeconds: number;
-  throttlingRateLimit: number;
-  throttlingBurstLimit: number;
-  corsAllowedOrigins: string[];
-  alarmEmail?: string;
-  maxQueueAgeSeconds: number;
-}
+import { Worker } from './constructs/worker.ts';
 
 export interface TranscriptionStackProps extends StackProps {
-  settings: ServiceSettings;
+  settings: DeploymentSettings;
 }
 
 /** The whole service: API, worker, data, queues and alarms. */
@@ -32,11 +19,11 @@ export class TranscriptionStack extends Stack {
   readonly queues: Queues;
   readonly alarms: Alarms;
 
-  constructor(scope: Construct, id: string, props: TranscriptionStackProps) {
-    super(scope, id, props);
+  constructor(scope: Construct, props: TranscriptionStackProps) {
     const { settings } = props;
+    super(scope, settings.stackName, props);
 
-    this.data = new Data(this, 'Data', { corsAllowedOrigins: settings.corsAllowedOrigins });
+    this.data = new Data(this, 'Data');
     this.queues = new Queues(this, 'Queues');
     this.api = new Api(this, 'Api', {
       data: this.data,
@@ -45,15 +32,7 @@ export class TranscriptionStack extends Stack {
       throttlingRateLimit: settings.throttlingRateLimit,
       throttlingBurstLimit: settings.throttlingBurstLimit,
     });
-    this.worker = new Worker(this, 'Worker', {
-      data: this.data,
-      queues: this.queues,
-      engine: settings.engine,
-      summarizer: settings.summarizer,
-      ...(settings.bedrockModelId ? { bedrockModelId: settings.bedrockModelId } : {}),
-      reservedConcurrency: settings.workerConcurrency,
-      transcribeJobPrefix: `${this.stackName}-`,
-    });
+    this.worker = new Worker(this, 'Worker', { data: this.data, queues: this.queues, settings });
     this.alarms = new Alarms(this, 'Alarms', {
       api: this.api.restApi,
       worker: this.worker.worker,

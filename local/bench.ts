@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseJobOptions } from '#core/options';
 import { LocalTranscriber } from '#speech/local-transcriber';
-import { SphinxEngine } from '#speech/sphinx';
+import { SphinxRecognizer } from '#speech/sphinx';
 import { wordErrorRate } from './evaluation/metrics.ts';
 
 /**
@@ -56,11 +56,11 @@ try {
   const cores = availableParallelism();
   const single = await run(
     'one process',
-    new LocalTranscriber(new SphinxEngine(), { parallelism: 1, chunkAboveMs: Number.POSITIVE_INFINITY }),
+    new LocalTranscriber(new SphinxRecognizer(), { parallelism: 1, chunkAboveMs: Number.POSITIVE_INFINITY }),
   );
   const chunked = await run(
     `silence-split chunks, ${cores} at once`,
-    new LocalTranscriber(new SphinxEngine()),
+    new LocalTranscriber(new SphinxRecognizer()),
   );
   clearInterval(sampler);
   console.log(`audio ${single.audioSeconds.toFixed(1)} s of ${parts.length} utterances`);

@@ -62,7 +62,7 @@ function dynamoDbLocalJar(): { jar: string; libraryPath: string } {
 async function startDynamoDbLocal(): Promise<{ endpoint: string; stop(): Promise<void> }> {
   const port = await freePort();
   const { jar, libraryPath } = dynamoDbLocalJar();
-  const java = `java -Djava.library.path='${libraryPath}' -jar '${jar}' -inMemory -sharedDb -port ${port}`;
+  const java = `java -Djava.library.path='${libraryPath}' -jar '${jar}' -inMemory -sharedDb -disableTelemetry -port ${port}`;
   const watchdog = `${java} >/dev/null 2>&1 & pid=$!; trap 'kill $pid 2>/dev/null; wait $pid' EXIT; read _ || true`;
   const child: ChildProcess = spawn('sh', ['-c', watchdog], { stdio: ['pipe', 'ignore', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -6,9 +6,9 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
-import { jsonResponse } from '#api/http';
-import { ApiError } from '#core/errors';
-import { BINARY_MEDIA_TYPES } from '#core/resources';
+import { errorResponse } from '#api/http';
+import { BINARY_MEDIA_TYPES, STAGE_NAME } from '#commons/contract';
+import { REQUEST_ERROR_CODES, RequestError } from '#core/errors';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
@@ -28,7 +28,6 @@ export interface GatewayOptions {
   authorizer: AuthorizerHandler;
   /** Largest request body, as Lambda's payload limit imposes behind API Gateway. */
   maxBodyBytes: number;
-  stage: string;
   /** Answers GET /health; the service is ready when it resolves true. */
   health: () => boolean;
   log: (line: string) => void;
@@ -54,7 +53,7 @@ export function createGateway(options: GatewayOptions): Server {
       .catch((error: unknown) => {
         options.log(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
         if (!response.headersSent)
-          send(response, errorResult(new ApiError(500, 'internal', 'Internal error.')));
+          send(response, errorResponse(new RequestError('internal', 'Internal error.')));
       })
       .finally(() => {
         // The query string is left out: it carries the API key.
@@ -78,15 +77,13 @@ async function handle(
     });
     return;
   }
-  const route = options.routes.find((candidate) => candidate.path === url.pathname);
+  const route = options.routes.find(
+    (candidate) => candidate.path === url.pathname && candidate.method === request.method,
+  );
   if (!route) {
+    // As API Gateway: a path or method with no route is the MISSING_AUTHENTICATION_TOKEN response, a 404.
     request.resume();
-    send(response, errorResult(new ApiError(404, 'not_found', `No route ${url.pathname}.`)));
-    return;
-  }
-  if (route.method !== request.method) {
-    request.resume();
-    send(response, errorResult(new ApiError(405, 'invalid_request', `Use ${route.method} ${route.path}.`)));
+    send(response, errorResponse(new RequestError('not_found', 'No such route.')));
     return;
   }
 
@@ -94,12 +91,8 @@ async function handle(
   if (body === 'too_large') {
     send(
       response,
-      errorResult(
-        new ApiError(
-          413,
-          'payload_too_large',
-          `Request bodies are limited to ${options.maxBodyBytes} bytes.`,
-        ),
+      errorResponse(
+        new RequestError('payload_too_large', `Request bodies are limited to ${options.maxBodyBytes} bytes.`),
       ),
       true,
     );
@@ -108,7 +101,7 @@ async function handle(
 
   const headers = singleHeaders(request);
   const query = queryParameters(url);
-  const methodArn = `arn:aws:execute-api:us-east-1:000000000000:local/${options.stage}/${route.method}${route.path}`;
+  const methodArn = `arn:aws:execute-api:us-east-1:000000000000:local/${STAGE_NAME}/${route.method}${route.path}`;
   let authorizerContext: Record<string, string | number | boolean> = {};
   if (route.authorized) {
     const decision = await options.authorizer({
@@ -123,19 +116,15 @@ async function handle(
       multiValueQueryStringParameters: multiValue(query),
       pathParameters: {},
       stageVariables: {},
-      requestContext: requestContext(
-        options.stage,
-        route,
-        {},
-      ) as APIGatewayRequestAuthorizerEvent['requestContext'],
+      requestContext: requestContext(route, {}) as APIGatewayRequestAuthorizerEvent['requestContext'],
     });
     const context = decision.context ?? {};
     const allowed = decision.policyDocument.Statement.every(
       (statement) => 'Effect' in statement && statement.Effect === 'Allow',
     );
     if (!allowed) {
-      const code = String(context.errorCode ?? 'invalid_api_key') as ApiError['code'];
-      send(response, errorResult(new ApiError(401, code, String(context.errorMessage ?? 'Unauthorized.'))));
+      const code = REQUEST_ERROR_CODES.find((known) => known === context.errorCode) ?? 'invalid_api_key';
+      send(response, errorResponse(new RequestError(code, String(context.errorMessage ?? 'Unauthorized.'))));
       return;
     }
     authorizerContext = { ...context, principalId: decision.principalId };
@@ -155,7 +144,7 @@ async function handle(
     stageVariables: null,
     body: body.length === 0 ? null : body.toString(binary ? 'base64' : 'utf8'),
     isBase64Encoded: binary && body.length > 0,
-    requestContext: requestContext(options.stage, route, authorizerContext),
+    requestContext: requestContext(route, authorizerContext),
   });
   send(response, result);
 }
@@ -200,7 +189,6 @@ function multiValue(values: Record<string, string>): Record<string, string[]> {
 }
 
 function requestContext(
-  stage: string,
   route: Route,
   authorizer: Record<string, string | number | boolean>,
 ): APIGatewayProxyEvent['requestContext'] {
@@ -211,8 +199,8 @@ function requestContext(
     authorizer,
     protocol: 'HTTP/1.1',
     httpMethod: route.method,
-    path: `/${stage}${route.path}`,
-    stage,
+    path: `/${STAGE_NAME}${route.path}`,
+    stage: STAGE_NAME,
     requestId: randomUUID(),
     requestTimeEpoch: now.getTime(),
     resourceId: 'local',
@@ -235,11 +223,6 @@ function requestContext(
       userArn: null,
     },
   };
-}
-
-/** Errors the gateway answers itself, in the same shape the handlers answer theirs. */
-function errorResult(error: ApiError): APIGatewayProxyResult {
-  return jsonResponse(error.status, error.toBody());
 }
 
 function send(response: ServerResponse, result: APIGatewayProxyResult, closeConnection = false): void {

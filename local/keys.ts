@@ -2,9 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { DynamoApiKeyStore } from '#aws/api-keys-table';
 import { createDocumentClient } from '#aws/clients';
-import { readAwsConfig } from '#aws/config';
+import { readServiceConfig } from '#aws/config';
+import { ENV } from '#commons/contract';
 import { createApiKey } from '#core/api-keys';
-import { RUNTIME_FILE } from './runtime.ts';
+import { readLocalSettings } from './settings.ts';
 
 const usage = `Usage: npm run keys -- <command> [--local]
   create --tenant ID [--label TEXT]   make a key; it is printed once and stored only as a hash
@@ -31,11 +32,12 @@ async function main(): Promise<number> {
     return command ? 0 : 1;
   }
   if (values.local) {
-    const runtime = JSON.parse(await readFile(RUNTIME_FILE, 'utf8').catch(() => '{}'));
+    const { runtimeFile } = readLocalSettings();
+    const runtime = JSON.parse(await readFile(runtimeFile, 'utf8').catch(() => '{}'));
     if (!runtime.endpoints) throw new Error('No local runtime is running; start it with `npm start`.');
-    process.env.DYNAMODB_ENDPOINT = runtime.endpoints.dynamodb;
+    process.env[ENV.dynamodbEndpoint] = runtime.endpoints.dynamodb;
   }
-  const config = readAwsConfig();
+  const config = readServiceConfig();
   const store = new DynamoApiKeyStore(createDocumentClient(config), config.apiKeysTable);
 
   switch (command) {

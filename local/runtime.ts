@@ -1,8 +1,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import { handler as authorizer } from '#api/authorizer';
 import { handler as consolePage } from '#api/console';
 import { handler as exportTranscript } from '#api/export';
@@ -10,18 +8,19 @@ import { handler as list } from '#api/list';
 import { handler as status } from '#api/status';
 import { handler as submit } from '#api/submit';
 import { createSqsClient } from '#aws/clients';
-import { readAwsConfig } from '#aws/config';
+import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
+import { API_ROUTES, type ApiHandlerName, ENV, MAX_DIRECT_UPLOAD_BYTES, RESOURCES } from '#commons/contract';
 import { createApiKey } from '#core/api-keys';
-import { API_ROUTES, type ApiHandlerName, MAX_DIRECT_UPLOAD_BYTES, RESOURCES } from '#core/resources';
 import { handler as deadLetter } from '#worker/dead-letter';
-import { handler as transcribeJob } from '#worker/transcribe-job';
+import { handler as worker } from '#worker/handler';
 import { startEmulators } from './emulators.ts';
 import { createGateway, type ProxyHandler } from './gateway.ts';
 import { QueuePoller } from './poller.ts';
-import { createResources } from './resources.ts';
+import { createResources } from './provision.ts';
+import type { LocalSettings } from './settings.ts';
 
-export const LOCAL_TENANT = 'local';
+const LOCAL_TENANT = 'local';
 
 const handlers: Record<ApiHandlerName, ProxyHandler> = {
   submit,
@@ -30,23 +29,6 @@ const handlers: Record<ApiHandlerName, ProxyHandler> = {
   list,
   console: consolePage,
 };
-/**
- * Where a running local runtime tells other commands (`npm run keys -- --local`) its endpoints;
- * LOCAL_RUNTIME_FILE moves it, for runtimes side by side.
- */
-export const RUNTIME_FILE =
-  process.env.LOCAL_RUNTIME_FILE ??
-  join(dirname(fileURLToPath(import.meta.url)), '..', '.local', 'runtime.json');
-
-export interface LocalRuntimeOptions {
-  port: number;
-  apiKey?: string;
-  /** Worker invocations at once; one per core by default. */
-  workerConcurrency?: number;
-  /** Overrides the queue's visibility timeout, so that retries can be seen locally. */
-  visibilityTimeoutSeconds?: number;
-  log?: (line: string) => void;
-}
 
 export interface LocalRuntime {
   url: string;
@@ -58,36 +40,38 @@ export interface LocalRuntime {
  * Everything the stack runs, on this machine: emulators, resources, the API behind a local gateway,
  * and pollers that feed the worker and the dead-letter handler.
  */
-export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
-  const log = options.log ?? ((line: string) => console.log(line));
+export async function startLocalRuntime(
+  settings: LocalSettings,
+  log: (line: string) => void = console.log,
+): Promise<LocalRuntime> {
   const emulators = await startEmulators();
   const stops: (() => Promise<void>)[] = [() => emulators.stop()];
   const stop = async () => {
     for (const step of stops.reverse()) await step().catch(() => undefined);
-    await rm(RUNTIME_FILE, { force: true });
+    await rm(settings.runtimeFile, { force: true });
   };
 
   try {
     // The handlers read their configuration from the environment, as on Lambda.
     Object.assign(process.env, {
-      DYNAMODB_ENDPOINT: emulators.endpoints.dynamodb,
-      S3_ENDPOINT: emulators.endpoints.s3,
-      SQS_ENDPOINT: emulators.endpoints.sqs,
-      LOCAL_MODE: 'true',
+      [ENV.dynamodbEndpoint]: emulators.endpoints.dynamodb,
+      [ENV.s3Endpoint]: emulators.endpoints.s3,
+      [ENV.sqsEndpoint]: emulators.endpoints.sqs,
+      [ENV.localMode]: 'true',
     });
-    const queues = await createResources(readAwsConfig(), {
-      ...(options.visibilityTimeoutSeconds
-        ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
+    const queues = await createResources(readServiceConfig(), {
+      ...(settings.visibilityTimeoutSeconds
+        ? { visibilityTimeoutSeconds: settings.visibilityTimeoutSeconds }
         : {}),
     });
-    process.env.JOBS_QUEUE_URL = queues.jobsQueueUrl;
-    const config = readAwsConfig();
+    process.env[ENV.jobsQueueUrl] = queues.jobsQueueUrl;
+    const { config } = awsServices();
 
     const { key } = await createApiKey(awsServices().apiKeys, {
       tenantId: LOCAL_TENANT,
       label: 'local runtime',
       now: new Date(),
-      ...(options.apiKey ? { key: options.apiKey } : {}),
+      ...(settings.apiKey ? { key: settings.apiKey } : {}),
     });
 
     const sqs = createSqsClient(config);
@@ -96,9 +80,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const workers = new QueuePoller({
       sqs,
       queueUrl: queues.jobsQueueUrl,
-      handler: transcribeJob,
+      handler: worker,
       batchSize: RESOURCES.jobsQueue.batchSize,
-      concurrency: options.workerConcurrency ?? availableParallelism(),
+      concurrency: settings.workerConcurrency,
       region: config.region,
       onError,
     });
@@ -106,7 +90,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       sqs,
       queueUrl: queues.deadLetterQueueUrl,
       handler: deadLetter,
-      batchSize: 10,
+      batchSize: RESOURCES.deadLetterQueue.batchSize,
       concurrency: 1,
       region: config.region,
       onError,
@@ -121,13 +105,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       routes: API_ROUTES.map((route) => ({ ...route, handler: handlers[route.handler] })),
       authorizer,
       maxBodyBytes: MAX_DIRECT_UPLOAD_BYTES,
-      stage: 'v1-beta',
       health: () => ready,
       log,
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port, '127.0.0.1', resolve);
+      server.listen(settings.port, '127.0.0.1', resolve);
     });
     stops.push(
       () =>
@@ -138,9 +121,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     );
     const { port } = server.address() as AddressInfo;
 
-    await mkdir(dirname(RUNTIME_FILE), { recursive: true });
+    await mkdir(dirname(settings.runtimeFile), { recursive: true });
     await writeFile(
-      RUNTIME_FILE,
+      settings.runtimeFile,
       JSON.stringify({ endpoints: emulators.endpoints, pid: process.pid }, null, 2),
     );
     ready = true;

@@ -1,16 +1,8 @@
 import { startLocalRuntime } from './runtime.ts';
+import { readLocalSettings } from './settings.ts';
 
 /** `npm start`: the whole service on this machine, with in-memory emulators. */
-const port = Number(process.env.PORT ?? 3000);
-const visibility = Number(process.env.QUEUE_VISIBILITY_TIMEOUT_SECONDS);
-const runtime = await startLocalRuntime({
-  port,
-  ...(process.env.LOCAL_API_KEY ? { apiKey: process.env.LOCAL_API_KEY } : {}),
-  ...(visibility > 0 ? { visibilityTimeoutSeconds: visibility } : {}),
-  ...(Number(process.env.WORKER_CONCURRENCY) > 0
-    ? { workerConcurrency: Number(process.env.WORKER_CONCURRENCY) }
-    : {}),
-});
+const runtime = await startLocalRuntime(readLocalSettings());
 
 const sample = '../shared/samples/utterances/ljspeech_LJ001-0001.wav';
 console.log(`

@@ -13,16 +13,21 @@ import {
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { API_KEY_PARAMETER } from '#api/authorizer';
-import { API_ROUTES, type ApiHandlerName, BINARY_MEDIA_TYPES, RESOURCES } from '#core/resources';
-import { type Data, MEDIA_PREFIXES } from './data.ts';
+import {
+  API_KEY_PARAMETER,
+  API_ROUTES,
+  type ApiHandlerName,
+  BINARY_MEDIA_TYPES,
+  ENV,
+  RESOURCES,
+  STAGE_NAME,
+} from '#commons/contract';
+import { bindBucket, bindQueue, bindTable, bindTableIndex } from './bind.ts';
+import type { Data } from './data.ts';
 import type { Queues } from './queues.ts';
 import { FUNCTION_DEFAULTS, ServiceFunction } from './service-function.ts';
-
-export const STAGE_NAME = 'prod';
 
 export interface ApiProps {
   data: Data;
@@ -37,7 +42,7 @@ export interface ApiProps {
  * Access log fields. The query string is left out on purpose: it carries the API key.
  * `resourcePath` is the route template, never the request URL.
  */
-export const ACCESS_LOG_FIELDS = {
+const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   requestTime: '$context.requestTime',
   ip: '$context.identity.sourceIp',
@@ -113,79 +118,73 @@ export class Api extends Construct {
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const { data, queues } = props;
-    const tableEnvironment = {
-      JOBS_TABLE: data.jobsTable.tableName,
-      MEDIA_BUCKET: data.mediaBucket.bucketName,
-    };
+    const { jobsTable, apiKeysTable, mediaBucket } = data;
 
     const submit = new ServiceFunction(this, 'Submit', {
       entry: 'functions/api/submit.ts',
       description: 'POST /v1-beta/transcript',
+      serviceName: 'transcription-submit',
       timeout: Duration.seconds(29),
       // Room for the base64 body, the upload part buffer and a little more CPU for parsing.
       memorySize: 1024,
-      environment: { ...tableEnvironment, JOBS_QUEUE_URL: queues.jobsQueue.queueUrl },
     });
-    data.grantItems(submit, data.jobsTable, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
-    data.grantObjects(
-      submit,
-      MEDIA_PREFIXES.audio,
-      's3:PutObject',
-      's3:DeleteObject',
-      's3:AbortMultipartUpload',
-    );
-    queues.jobsQueue.grantSendMessages(submit);
+    bindTable(submit, ENV.jobsTable, jobsTable, ['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    bindBucket(submit, ENV.mediaBucket, mediaBucket, {
+      audio: ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+    });
+    bindQueue(submit, ENV.jobsQueueUrl, queues.jobsQueue);
 
     // Status and export read a job and its stored result, nothing else.
-    const resultReader = (id: string, entry: string, description: string) => {
+    const resultReader = (id: string, entry: string, description: string, serviceName: string) => {
       const reader = new ServiceFunction(this, id, {
         entry,
         description,
+        serviceName,
         timeout: Duration.seconds(15),
         memorySize: 512,
-        environment: tableEnvironment,
       });
-      data.grantItems(reader, data.jobsTable, 'dynamodb:GetItem');
-      data.grantObjects(reader, MEDIA_PREFIXES.results, 's3:GetObject');
+      bindTable(reader, ENV.jobsTable, jobsTable, ['dynamodb:GetItem']);
+      bindBucket(reader, ENV.mediaBucket, mediaBucket, { results: ['s3:GetObject'] });
       return reader;
     };
-    const status = resultReader('Status', 'functions/api/status.ts', 'GET /v1-beta/transcript/status');
+    const status = resultReader(
+      'Status',
+      'functions/api/status.ts',
+      'GET /v1-beta/transcript/status',
+      'transcription-status',
+    );
     const exportFunction = resultReader(
       'Export',
       'functions/api/export.ts',
       'GET /v1-beta/transcript/export',
+      'transcription-export',
     );
 
     const list = new ServiceFunction(this, 'List', {
       entry: 'functions/api/list.ts',
       description: 'GET /v1-beta/transcripts',
+      serviceName: 'transcription-list',
       timeout: Duration.seconds(10),
       memorySize: 512,
-      environment: { JOBS_TABLE: data.jobsTable.tableName },
     });
-    list.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:Query'],
-        resources: [`${data.jobsTable.tableArn}/index/${RESOURCES.jobsTable.tenantIndex.name}`],
-      }),
-    );
+    bindTableIndex(list, ENV.jobsTable, jobsTable, RESOURCES.jobsTable.tenantIndex.name);
 
     const consolePage = new ServiceFunction(this, 'Console', {
       entry: 'functions/api/console.ts',
       description: 'GET /console',
+      serviceName: 'transcription-console',
       timeout: Duration.seconds(5),
       memorySize: 256,
-      environment: {},
     });
 
     const authorizer = new ServiceFunction(this, 'Authorizer', {
       entry: 'functions/api/authorizer.ts',
       description: 'API key → tenant',
+      serviceName: 'transcription-authorizer',
       timeout: Duration.seconds(5),
       memorySize: 256,
-      environment: { API_KEYS_TABLE: data.apiKeysTable.tableName },
     });
-    data.grantItems(authorizer, data.apiKeysTable, 'dynamodb:GetItem');
+    bindTable(authorizer, ENV.apiKeysTable, apiKeysTable, ['dynamodb:GetItem']);
     this.functions = { submit, status, export: exportFunction, list, console: consolePage, authorizer };
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: FUNCTION_DEFAULTS.logRetention });

@@ -1,28 +1,13 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  HttpMethods,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { RESOURCES } from '#core/resources';
-
-/** Where the service keeps objects, each prefix with its own grants and expiry. */
-export const MEDIA_PREFIXES = {
-  audio: 'audio/',
-  results: 'results/',
-  transcribeOutput: 'transcribe/',
-} as const;
-
-export interface DataProps {
-  /** Origins allowed to PUT audio through presigned URLs. */
-  corsAllowedOrigins: string[];
-}
+import {
+  MEDIA_PREFIXES,
+  RESOURCES,
+  RETENTION_DAYS,
+  TRANSCRIBE_OUTPUT_EXPIRATION_DAYS,
+} from '#commons/contract';
 
 /**
  * The jobs table (TTL, PITR, tenant index), the API key table and the media bucket. Data is retained
@@ -33,9 +18,9 @@ export class Data extends Construct {
   readonly apiKeysTable: Table;
   readonly mediaBucket: Bucket;
 
-  constructor(scope: Construct, id: string, props: DataProps) {
+  constructor(scope: Construct, id: string) {
     super(scope, id);
-    const { jobsTable, apiKeysTable, mediaBucket } = RESOURCES;
+    const { jobsTable, apiKeysTable } = RESOURCES;
 
     this.jobsTable = new Table(this, 'JobsTable', {
       partitionKey: { name: jobsTable.partitionKey, type: AttributeType.STRING },
@@ -64,10 +49,10 @@ export class Data extends Construct {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
-      lifecycleRules: [{ expiration: Duration.days(mediaBucket.expirationDays) }],
+      lifecycleRules: [{ expiration: Duration.days(RETENTION_DAYS) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    const expiry = Duration.days(mediaBucket.expirationDays);
+    const expiry = Duration.days(RETENTION_DAYS);
     this.mediaBucket = new Bucket(this, 'MediaBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
@@ -80,34 +65,11 @@ export class Data extends Construct {
         {
           id: 'expire-transcribe-output',
           prefix: MEDIA_PREFIXES.transcribeOutput,
-          expiration: Duration.days(7),
+          expiration: Duration.days(TRANSCRIBE_OUTPUT_EXPIRATION_DAYS),
         },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
-      cors: [
-        {
-          allowedMethods: [HttpMethods.PUT],
-          allowedOrigins: props.corsAllowedOrigins,
-          allowedHeaders: ['*'],
-          exposedHeaders: ['ETag'],
-          maxAge: 3600,
-        },
-      ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
-  }
-
-  /** Explicit item actions on a table itself; its indexes are queried by no function that gets this. */
-  grantItems(grantee: IGrantable, table: Table, ...actions: string[]): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ actions, resources: [table.tableArn] }),
-    );
-  }
-
-  /** Explicit object actions under one prefix: never `s3:*` or `s3:Get*`. */
-  grantObjects(grantee: IGrantable, prefix: string, ...actions: string[]): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ actions, resources: [this.mediaBucket.arnForObjects(`${prefix}*`)] }),
-    );
   }
 }

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { RESOURCES } from '#core/resources';
+import { RESOURCES } from '#commons/contract';
 
 /** The jobs queue that triggers the worker, with its dead-letter queue. */
 export class Queues extends Construct {

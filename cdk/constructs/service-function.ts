@@ -3,16 +3,27 @@ import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { DEPLOYED_LOG_LEVEL, ENV, type EnvName } from '#commons/contract';
 
 export const REPO_ROOT = new URL('../..', import.meta.url).pathname;
+
+/** A function's settings from the contract; resource names come through the `bind*` helpers. */
+export type FunctionEnvironment = Partial<Record<EnvName, string>>;
+
+/** The variables every function of the service gets: its name in the logs and the deployed log level. */
+export function baseEnvironment(serviceName: string): FunctionEnvironment {
+  return { [ENV.serviceName]: serviceName, [ENV.logLevel]: DEPLOYED_LOG_LEVEL };
+}
 
 export interface ServiceFunctionProps {
   /** Path of the handler module from the repository root, e.g. `functions/api/submit.ts`. */
   entry: string;
   description: string;
+  /** The function's name in its logs (POWERTOOLS_SERVICE_NAME). */
+  serviceName: string;
   timeout: Duration;
   memorySize: number;
-  environment: Record<string, string>;
+  environment?: FunctionEnvironment;
 }
 
 /** Settings every Lambda of the service shares: Node.js 22 on arm64, JSON logs kept 90 days. */
@@ -39,7 +50,7 @@ export class ServiceFunction extends NodejsFunction {
       logGroup: new LogGroup(scope, `${id}Logs`, { retention: FUNCTION_DEFAULTS.logRetention }),
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_LOG_LEVEL: 'INFO',
+        ...baseEnvironment(props.serviceName),
         ...props.environment,
       },
       bundling: {

@@ -7,24 +7,22 @@ import { DockerImageCode, DockerImageFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { RESOURCES, WORKER_TIMEOUT_SECONDS } from '#core/resources';
-import { type Data, MEDIA_PREFIXES } from './data.ts';
+import {
+  type DeploymentSettings,
+  ENV,
+  RESOURCES,
+  transcribeJobPrefix,
+  WORKER_TIMEOUT_SECONDS,
+} from '#commons/contract';
+import { bindBucket, bindQueue, bindTable } from './bind.ts';
+import type { Data } from './data.ts';
 import type { Queues } from './queues.ts';
-import { FUNCTION_DEFAULTS, REPO_ROOT, ServiceFunction } from './service-function.ts';
-
-export type EngineName = 'transcribe' | 'sphinx';
-export type SummarizerName = 'local' | 'bedrock';
+import { baseEnvironment, FUNCTION_DEFAULTS, REPO_ROOT, ServiceFunction } from './service-function.ts';
 
 export interface WorkerProps {
   data: Data;
   queues: Queues;
-  engine: EngineName;
-  summarizer: SummarizerName;
-  bedrockModelId?: string;
-  /** Reserved concurrency of the worker: an upper bound on parallel jobs, and on cost. */
-  reservedConcurrency: number;
-  /** Prefix of the Amazon Transcribe job names of this stack, so that its rule sees only its own jobs. */
-  transcribeJobPrefix: string;
+  settings: DeploymentSettings;
 }
 
 /**
@@ -39,19 +37,9 @@ export class Worker extends Construct {
 
   constructor(scope: Construct, id: string, props: WorkerProps) {
     super(scope, id);
-    const { data, queues } = props;
-    const environment = {
-      JOBS_TABLE: data.jobsTable.tableName,
-      MEDIA_BUCKET: data.mediaBucket.bucketName,
-      JOBS_QUEUE_URL: queues.jobsQueue.queueUrl,
-      ENGINE: props.engine,
-      SUMMARIZER: props.summarizer,
-      ...(props.bedrockModelId ? { BEDROCK_MODEL_ID: props.bedrockModelId } : {}),
-      TRANSCRIBE_JOB_PREFIX: props.transcribeJobPrefix,
-      TRANSCRIBE_OUTPUT_PREFIX: MEDIA_PREFIXES.transcribeOutput,
-      POWERTOOLS_SERVICE_NAME: 'transcription-worker',
-      POWERTOOLS_LOG_LEVEL: 'INFO',
-    };
+    const { data, queues, settings } = props;
+    // Amazon Transcribe job names of this stack start with it, so that its rule sees only its own jobs.
+    const jobPrefix = transcribeJobPrefix(settings.stackName);
 
     this.worker = new DockerImageFunction(this, 'Function', {
       description: 'Transcribes queued jobs',
@@ -67,10 +55,16 @@ export class Worker extends Construct {
       // About 2.3 vCPUs: decoding and recognition are CPU-bound.
       memorySize: 4096,
       ephemeralStorageSize: Size.gibibytes(10),
-      reservedConcurrentExecutions: props.reservedConcurrency,
+      reservedConcurrentExecutions: settings.workerConcurrency,
       loggingFormat: FUNCTION_DEFAULTS.loggingFormat,
       logGroup: new LogGroup(this, 'FunctionLogs', { retention: FUNCTION_DEFAULTS.logRetention }),
-      environment,
+      environment: {
+        ...baseEnvironment('transcription-worker'),
+        [ENV.engine]: settings.engine,
+        [ENV.summarizer]: settings.summarizer,
+        ...(settings.bedrockModelId ? { [ENV.bedrockModelId]: settings.bedrockModelId } : {}),
+        [ENV.transcribeJobPrefix]: jobPrefix,
+      },
     });
     this.worker.addEventSource(
       new SqsEventSource(queues.jobsQueue, {
@@ -78,29 +72,29 @@ export class Worker extends Construct {
         reportBatchItemFailures: true,
       }),
     );
-    data.grantItems(this.worker, data.jobsTable, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
-    // Checks on jobs an asynchronous engine has are delayed messages to the same queue.
-    queues.jobsQueue.grantSendMessages(this.worker);
-    data.grantObjects(this.worker, MEDIA_PREFIXES.audio, 's3:GetObject');
-    data.grantObjects(this.worker, MEDIA_PREFIXES.results, 's3:PutObject');
-    data.grantObjects(this.worker, MEDIA_PREFIXES.transcribeOutput, 's3:GetObject', 's3:PutObject');
+    bindTable(this.worker, ENV.jobsTable, data.jobsTable, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // Checks on jobs handed to Amazon Transcribe are delayed messages to the same queue.
+    bindQueue(this.worker, ENV.jobsQueueUrl, queues.jobsQueue);
+    bindBucket(this.worker, ENV.mediaBucket, data.mediaBucket, {
+      audio: ['s3:GetObject'],
+      results: ['s3:PutObject'],
+      transcribeOutput: ['s3:GetObject', 's3:PutObject'],
+    });
 
     const { account, region, partition } = Stack.of(this);
     this.worker.addToRolePolicy(
       new PolicyStatement({
         actions: ['transcribe:StartTranscriptionJob', 'transcribe:GetTranscriptionJob'],
-        resources: [
-          `arn:${partition}:transcribe:${region}:${account}:transcription-job/${props.transcribeJobPrefix}*`,
-        ],
+        resources: [`arn:${partition}:transcribe:${region}:${account}:transcription-job/${jobPrefix}*`],
       }),
     );
-    if (props.summarizer === 'bedrock' && props.bedrockModelId) {
+    if (settings.summarizer === 'bedrock' && settings.bedrockModelId) {
       this.worker.addToRolePolicy(
         new PolicyStatement({
           actions: ['bedrock:InvokeModel'],
           resources: [
-            `arn:${partition}:bedrock:${region}::foundation-model/${props.bedrockModelId}`,
-            `arn:${partition}:bedrock:${region}:${account}:inference-profile/${props.bedrockModelId}`,
+            `arn:${partition}:bedrock:${region}::foundation-model/${settings.bedrockModelId}`,
+            `arn:${partition}:bedrock:${region}:${account}:inference-profile/${settings.bedrockModelId}`,
           ],
         }),
       );
@@ -112,7 +106,7 @@ export class Worker extends Construct {
         source: ['aws.transcribe'],
         detailType: ['Transcribe Job State Change'],
         detail: {
-          TranscriptionJobName: [{ prefix: props.transcribeJobPrefix }],
+          TranscriptionJobName: [{ prefix: jobPrefix }],
           TranscriptionJobStatus: ['COMPLETED', 'FAILED'],
         },
       },
@@ -123,16 +117,16 @@ export class Worker extends Construct {
       entry: 'functions/worker/dead-letter.ts',
       description: 'Puts the jobs of dead-lettered messages in error',
       timeout: Duration.seconds(30),
+      serviceName: 'transcription-dead-letter',
       memorySize: 256,
-      environment: {
-        JOBS_TABLE: data.jobsTable.tableName,
-        TRANSCRIBE_JOB_PREFIX: props.transcribeJobPrefix,
-        POWERTOOLS_SERVICE_NAME: 'transcription-dead-letter',
-      },
+      environment: { [ENV.transcribeJobPrefix]: jobPrefix },
     });
     this.deadLetterHandler.addEventSource(
-      new SqsEventSource(queues.deadLetterQueue, { batchSize: 10, reportBatchItemFailures: true }),
+      new SqsEventSource(queues.deadLetterQueue, {
+        batchSize: RESOURCES.deadLetterQueue.batchSize,
+        reportBatchItemFailures: true,
+      }),
     );
-    data.grantItems(this.deadLetterHandler, data.jobsTable, 'dynamodb:UpdateItem');
+    bindTable(this.deadLetterHandler, ENV.jobsTable, data.jobsTable, ['dynamodb:UpdateItem']);
   }
 }

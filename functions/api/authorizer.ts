@@ -1,10 +1,9 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { awsServices } from '#aws/services';
+import { API_KEY_PARAMETER } from '#commons/contract';
 import { authenticate } from '#core/api-keys';
-import { ApiError } from '#core/errors';
+import { RequestError } from '#core/errors';
 import { headerValue } from './http.ts';
-
-export const API_KEY_PARAMETER = 'x-api-key';
 
 /**
  * REQUEST authorizer: resolves the API key (query parameter, or header) to its tenant. A refused key
@@ -18,7 +17,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
     const tenantId = await authenticate(awsServices().apiKeys, key);
     return policy('Allow', tenantId, event.methodArn, { tenantId });
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
+    if (!(error instanceof RequestError)) throw error;
     return policy('Deny', 'anonymous', event.methodArn, {
       errorCode: error.code,
       errorMessage: error.message,

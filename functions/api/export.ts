@@ -1,5 +1,5 @@
 import { awsServices } from '#aws/services';
-import { ApiError } from '#core/errors';
+import { RequestError } from '#core/errors';
 import { EXPORT_CONTENT_TYPES, exportTranscript, parseExportFormat } from '#core/export';
 import { getJobStatus } from '#core/status';
 import { httpHandler, jobIdParameter, queryParameter, tenantIdOf } from './http.ts';
@@ -10,8 +10,7 @@ export const handler = httpHandler(async (event) => {
   const format = parseExportFormat(queryParameter(event, 'format'));
   const record = await getJobStatus(awsServices(), tenantIdOf(event), id);
   if (!record.results) {
-    throw new ApiError(
-      400,
+    throw new RequestError(
       'invalid_request',
       `The job is ${record.status}; only completed jobs can be exported.`,
       'id',

@@ -1,10 +1,25 @@
 import { Readable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { logger } from '#commons/logger';
-import { ApiError } from '#core/errors';
+import { RequestError, type RequestErrorCode } from '#core/errors';
 
 export type HttpEvent = APIGatewayProxyEvent;
 export type HttpResult = APIGatewayProxyResult;
+
+/** The HTTP status of each refusal: the only place where the domain's errors meet HTTP. */
+const HTTP_STATUS: Record<RequestErrorCode, number> = {
+  invalid_request: 400,
+  invalid_option: 400,
+  missing_audio: 400,
+  unsupported_language: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  not_found: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+};
 
 export function jsonResponse(statusCode: number, body: unknown): HttpResult {
   return {
@@ -14,8 +29,17 @@ export function jsonResponse(statusCode: number, body: unknown): HttpResult {
   };
 }
 
+/** A refusal as the API answers it: its status and `{error: {code, message, field?}}`. */
+export function errorResponse(error: RequestError): HttpResult {
+  return jsonResponse(HTTP_STATUS[error.code], {
+    error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) },
+  });
+}
+
+const INTERNAL_ERROR = new RequestError('internal', 'Internal error. Please retry later.');
+
 /**
- * Wraps an API handler: ApiErrors become their JSON error response, anything else is logged and
+ * Wraps an API handler: RequestErrors become their JSON error response, anything else is logged and
  * answered as a bare 500 so that no internal detail reaches the client.
  */
 export function httpHandler(
@@ -25,9 +49,9 @@ export function httpHandler(
     try {
       return await handle(event);
     } catch (error) {
-      if (error instanceof ApiError) return jsonResponse(error.status, error.toBody());
+      if (error instanceof RequestError) return errorResponse(error);
       logger.error('Unhandled error', { error, path: event.path, method: event.httpMethod });
-      return jsonResponse(500, new ApiError(500, 'internal', 'Internal error. Please retry later.').toBody());
+      return errorResponse(INTERNAL_ERROR);
     }
   };
 }
@@ -58,7 +82,7 @@ export function queryParameter(event: HttpEvent, name: string): string | undefin
 /** The `id` query parameter that names a job; a 400 naming the field when it is absent. */
 export function jobIdParameter(event: HttpEvent): string {
   const id = queryParameter(event, 'id')?.trim();
-  if (!id) throw new ApiError(400, 'invalid_request', 'Pass the job id in the "id" query parameter.', 'id');
+  if (!id) throw new RequestError('invalid_request', 'Pass the job id in the "id" query parameter.', 'id');
   return id;
 }
 

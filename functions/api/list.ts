@@ -7,6 +7,6 @@ export const handler = httpHandler(async (event) => {
   const { limit, cursor, status, q } = event.queryStringParameters ?? {};
   return jsonResponse(
     200,
-    await listJobs(awsServices().jobs, tenantIdOf(event), { limit, cursor, status, q }),
+    await listJobs(awsServices().jobs, tenantIdOf(event), { limit, cursor, status, q }, new Date()),
   );
 });

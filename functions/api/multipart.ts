@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream } from '@fastify/busboy';
-import { ApiError } from '#core/errors';
-import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
+import { MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
+import { RequestError } from '#core/errors';
 
 /** Form parts that carry the audio file; `file` is an alias some clients use (DESIGN 3). */
-export const AUDIO_PARTS = ['audio', 'file'] as const;
+const AUDIO_PARTS = ['audio', 'file'] as const;
 
 const MAX_FIELD_BYTES = 64 * 1024;
 const MAX_PARTS = 32;
@@ -22,7 +22,7 @@ export interface ParsedForm {
   fields: Record<string, string>;
   file?: ReceivedFile;
   /** The first thing wrong with the form; the file, if any, was still received and must be discarded. */
-  problem?: ApiError;
+  problem?: RequestError;
 }
 
 /**
@@ -36,10 +36,10 @@ export function parseMultipartForm(input: {
 }): Promise<ParsedForm> {
   return new Promise((resolve, reject) => {
     const fields: Record<string, string> = {};
-    let problem: ApiError | undefined;
+    let problem: RequestError | undefined;
     let receiving: Promise<ReceivedFile> | undefined;
     let audioStream: BusboyFileStream | undefined;
-    const report = (error: ApiError) => {
+    const report = (error: RequestError) => {
       problem ??= error;
     };
     const settle = async () => {
@@ -60,15 +60,14 @@ export function parseMultipartForm(input: {
         limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_PARTS, fileSize: MAX_DIRECT_UPLOAD_BYTES },
       });
     } catch {
-      reject(new ApiError(400, 'invalid_request', 'The multipart/form-data content type has no boundary.'));
+      reject(new RequestError('invalid_request', 'The multipart/form-data content type has no boundary.'));
       return;
     }
 
     busboy.on('file', (name, stream, fileName, _encoding, mimeType) => {
       if (!(AUDIO_PARTS as readonly string[]).includes(name)) {
         report(
-          new ApiError(
-            400,
+          new RequestError(
             'invalid_request',
             `Unexpected file part "${name}"; send the audio as "audio".`,
             name,
@@ -76,7 +75,7 @@ export function parseMultipartForm(input: {
         );
         stream.resume();
       } else if (receiving) {
-        report(new ApiError(400, 'invalid_request', 'Send exactly one audio file per request.', name));
+        report(new RequestError('invalid_request', 'Send exactly one audio file per request.', name));
         stream.resume();
       } else {
         audioStream = stream;
@@ -87,22 +86,22 @@ export function parseMultipartForm(input: {
     busboy.on('field', (name, value, _nameTruncated, valueTruncated) => {
       if ((AUDIO_PARTS as readonly string[]).includes(name)) {
         report(
-          new ApiError(400, 'missing_audio', `The "${name}" part must be a file, not a text value.`, name),
+          new RequestError('missing_audio', `The "${name}" part must be a file, not a text value.`, name),
         );
       } else if (valueTruncated) {
-        report(new ApiError(400, 'invalid_option', `The "${name}" part is too long.`, name));
+        report(new RequestError('invalid_option', `The "${name}" part is too long.`, name));
       } else if (Object.hasOwn(fields, name)) {
-        report(new ApiError(400, 'invalid_request', `The "${name}" part is sent more than once.`, name));
+        report(new RequestError('invalid_request', `The "${name}" part is sent more than once.`, name));
       } else {
         fields[name] = value;
       }
     });
     busboy.on('partsLimit', () =>
-      report(new ApiError(400, 'invalid_request', `The form has more than ${MAX_PARTS} parts.`)),
+      report(new RequestError('invalid_request', `The form has more than ${MAX_PARTS} parts.`)),
     );
     busboy.on('finish', settle);
     busboy.on('error', () => {
-      report(new ApiError(400, 'invalid_request', 'The multipart/form-data body is malformed.'));
+      report(new RequestError('invalid_request', 'The multipart/form-data body is malformed.'));
       // Stop the upload of a file whose end will never come.
       audioStream?.destroy(new Error('Malformed multipart body.'));
       settle();

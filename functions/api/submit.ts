@@ -1,7 +1,7 @@
 import { awsServices } from '#aws/services';
-import { ApiError } from '#core/errors';
-import { audioKey, newJobId, toSubmissionRecord } from '#core/job';
-import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
+import { audioKey, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
+import { RequestError } from '#core/errors';
+import { newJobId, toSubmissionRecord } from '#core/job';
 import { submitJob } from '#core/submit';
 import { bodyByteLength, bodyStream, headerValue, httpHandler, jsonResponse, tenantIdOf } from './http.ts';
 import { parseMultipartForm } from './multipart.ts';
@@ -10,22 +10,20 @@ import { parseMultipartForm } from './multipart.ts';
 export const handler = httpHandler(async (event) => {
   const contentType = headerValue(event.headers, 'content-type') ?? '';
   if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) {
-    throw new ApiError(
-      415,
+    throw new RequestError(
       'unsupported_media_type',
       'Send the request as multipart/form-data with the audio file in a part named "audio".',
     );
   }
   const size = bodyByteLength(event);
   if (size > MAX_DIRECT_UPLOAD_BYTES) {
-    throw new ApiError(
-      413,
+    throw new RequestError(
       'payload_too_large',
       `The request body is ${size} bytes; direct uploads are limited to ${MAX_DIRECT_UPLOAD_BYTES} bytes.`,
     );
   }
 
-  const { jobs, media, queue } = awsServices();
+  const { config, jobs, media, queue } = awsServices();
   const tenantId = tenantIdOf(event);
   const id = newJobId();
   const key = audioKey(tenantId, id);
@@ -44,7 +42,7 @@ export const handler = httpHandler(async (event) => {
       ...(form.problem ? { problem: form.problem } : {}),
       now: new Date(),
     },
-    { allowHttpWebhooks: process.env.LOCAL_MODE === 'true' },
+    { allowHttpWebhooks: config.localMode },
   );
   return jsonResponse(200, toSubmissionRecord(job));
 });

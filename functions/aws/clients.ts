@@ -4,12 +4,12 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { TranscribeClient } from '@aws-sdk/client-transcribe';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { AwsConfig } from './config.ts';
+import type { ServiceConfig } from './config.ts';
 
 // Emulators accept any credentials; real AWS uses the default provider chain.
 const emulatorCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-export function createDocumentClient(config: AwsConfig): DynamoDBDocumentClient {
+export function createDocumentClient(config: ServiceConfig): DynamoDBDocumentClient {
   const { dynamodb } = config.endpoints;
   const client = new DynamoDBClient({
     region: config.region,
@@ -18,7 +18,7 @@ export function createDocumentClient(config: AwsConfig): DynamoDBDocumentClient 
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }
 
-export function createS3Client(config: AwsConfig): S3Client {
+export function createS3Client(config: ServiceConfig): S3Client {
   const { s3 } = config.endpoints;
   return new S3Client({
     region: config.region,
@@ -26,7 +26,7 @@ export function createS3Client(config: AwsConfig): S3Client {
   });
 }
 
-export function createSqsClient(config: AwsConfig): SQSClient {
+export function createSqsClient(config: ServiceConfig): SQSClient {
   const { sqs } = config.endpoints;
   return new SQSClient({
     region: config.region,
@@ -35,10 +35,10 @@ export function createSqsClient(config: AwsConfig): SQSClient {
   });
 }
 
-export function createTranscribeClient(config: AwsConfig): TranscribeClient {
+export function createTranscribeClient(config: ServiceConfig): TranscribeClient {
   return new TranscribeClient({ region: config.region });
 }
 
-export function createBedrockClient(config: AwsConfig): BedrockRuntimeClient {
+export function createBedrockClient(config: ServiceConfig): BedrockRuntimeClient {
   return new BedrockRuntimeClient({ region: config.region });
 }

@@ -1,30 +1,68 @@
-import { RESOURCES } from '#core/resources';
+import { z } from 'zod';
+import { ENGINES, ENV, RESOURCES, SUMMARIZERS } from '#commons/contract';
+import { readEnvironment } from '#commons/environment';
+
+const optional = z.string().optional();
+
+/** The functions' environment (ENV in the contract); the defaults are the local runtime's. */
+const environment = z.object({
+  [ENV.region]: z.string().default('us-east-1'),
+  [ENV.jobsTable]: z.string().default(RESOURCES.jobsTable.name),
+  [ENV.apiKeysTable]: z.string().default(RESOURCES.apiKeysTable.name),
+  [ENV.mediaBucket]: z.string().default(RESOURCES.mediaBucket.name),
+  [ENV.jobsQueueUrl]: z.string().default(''),
+  [ENV.engine]: z.enum(ENGINES).default('sphinx'),
+  [ENV.summarizer]: z.enum(SUMMARIZERS).default('local'),
+  [ENV.bedrockModelId]: optional,
+  [ENV.transcribeJobPrefix]: z.string().default(''),
+  [ENV.localMode]: z
+    .string()
+    .optional()
+    .transform((value) => value === 'true'),
+  [ENV.dynamodbEndpoint]: optional,
+  [ENV.s3Endpoint]: optional,
+  [ENV.sqsEndpoint]: optional,
+});
 
 /**
- * Where the adapters find their resources. On AWS the stack sets the names; locally the runtime sets
+ * What a function is configured with. On AWS the stack sets the environment; locally the runtime sets
  * the emulator endpoints too. Read on first use so that the local runtime can set them before.
  */
-export interface AwsConfig {
+export interface ServiceConfig {
   region: string;
   jobsTable: string;
   apiKeysTable: string;
   mediaBucket: string;
   jobsQueueUrl: string;
-  /** Prefix of Amazon Transcribe job names for this deployment, and where their output goes. */
+  engine: (typeof ENGINES)[number];
+  summarizer: (typeof SUMMARIZERS)[number];
+  bedrockModelId?: string;
+  /** Prefix of this deployment's Amazon Transcribe job names. */
   transcribeJobPrefix: string;
-  transcribeOutputPrefix: string;
+  /** The local runtime: http:// webhook addresses are accepted. */
+  localMode: boolean;
   endpoints: { dynamodb?: string; s3?: string; sqs?: string };
 }
 
-export function readAwsConfig(env: NodeJS.ProcessEnv = process.env): AwsConfig {
+/** Reads the configuration; an unknown engine or summarizer fails here, naming the variable. */
+export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const values = readEnvironment(environment, env);
+  const bedrockModelId = values[ENV.bedrockModelId];
   return {
-    region: env.AWS_REGION ?? 'us-east-1',
-    jobsTable: env.JOBS_TABLE ?? RESOURCES.jobsTable.name,
-    apiKeysTable: env.API_KEYS_TABLE ?? RESOURCES.apiKeysTable.name,
-    mediaBucket: env.MEDIA_BUCKET ?? RESOURCES.mediaBucket.name,
-    jobsQueueUrl: env.JOBS_QUEUE_URL ?? '',
-    transcribeJobPrefix: env.TRANSCRIBE_JOB_PREFIX ?? '',
-    transcribeOutputPrefix: env.TRANSCRIBE_OUTPUT_PREFIX ?? 'transcribe/',
-    endpoints: { dynamodb: env.DYNAMODB_ENDPOINT, s3: env.S3_ENDPOINT, sqs: env.SQS_ENDPOINT },
+    region: values[ENV.region],
+    jobsTable: values[ENV.jobsTable],
+    apiKeysTable: values[ENV.apiKeysTable],
+    mediaBucket: values[ENV.mediaBucket],
+    jobsQueueUrl: values[ENV.jobsQueueUrl],
+    engine: values[ENV.engine],
+    summarizer: values[ENV.summarizer],
+    ...(bedrockModelId ? { bedrockModelId } : {}),
+    transcribeJobPrefix: values[ENV.transcribeJobPrefix],
+    localMode: values[ENV.localMode],
+    endpoints: {
+      dynamodb: values[ENV.dynamodbEndpoint],
+      s3: values[ENV.s3Endpoint],
+      sqs: values[ENV.sqsEndpoint],
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { encodeCheckMessage, encodeJobMessage } from '#core/messages';
+import { encodeCheckMessage, encodeProcessMessage } from '#core/messages';
 import type { JobQueue } from '#core/ports';
 
 /** SQS allows a message to be delayed by at most 15 minutes. */
@@ -14,7 +14,7 @@ export class SqsJobQueue implements JobQueue {
 
   async enqueue(jobId: string): Promise<void> {
     await this.client.send(
-      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage(jobId) }),
+      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeProcessMessage(jobId) }),
     );
   }
 

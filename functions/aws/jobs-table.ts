@@ -6,10 +6,10 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { ApiError, type JobError } from '#core/errors';
+import { RESOURCES } from '#commons/contract';
+import { type JobError, RequestError } from '#core/errors';
 import { isFinished, type Job } from '#core/job';
 import type { ClaimOutcome, JobListQuery, JobPage, JobStore } from '#core/ports';
-import { RESOURCES } from '#core/resources';
 
 const MAX_READS_PER_PAGE = 10;
 
@@ -27,7 +27,7 @@ function decodeCursor(cursor: string, tenantId: string): Record<string, string> 
   } catch {
     // Answered below as an invalid cursor.
   }
-  throw new ApiError(400, 'invalid_request', 'The cursor is not valid; start again without it.', 'cursor');
+  throw new RequestError('invalid_request', 'The cursor is not valid; start again without it.', 'cursor');
 }
 
 /** Jobs in DynamoDB, one item per job; status changes are conditional updates. */
@@ -101,7 +101,7 @@ export class DynamoJobStore implements JobStore {
   async claim(id: string, now: Date, leaseMs: number): Promise<ClaimOutcome> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
-      UpdateExpression: 'SET #status = :processing, leaseExpiresAt = :lease, updatedAt = :now',
+      UpdateExpression: 'SET #status = :processing, leaseExpiresAt = :lease',
       ConditionExpression:
         'attribute_exists(id) AND (#status = :queued OR (#status = :processing AND leaseExpiresAt < :nowMs))',
       ExpressionAttributeNames: { '#status': 'status' },
@@ -110,7 +110,6 @@ export class DynamoJobStore implements JobStore {
         ':queued': 'queued',
         ':lease': now.getTime() + leaseMs,
         ':nowMs': now.getTime(),
-        ':now': now.toISOString(),
       },
       ReturnValues: 'ALL_NEW',
     });
@@ -121,14 +120,11 @@ export class DynamoJobStore implements JobStore {
     return isFinished(job.status) ? { outcome: 'finished', job } : { outcome: 'leased', job };
   }
 
-  async complete(
-    id: string,
-    update: { resultKey: string; audio_duration_ms: number; now: Date },
-  ): Promise<boolean> {
+  async complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
       UpdateExpression:
-        'SET #status = :completed, resultKey = :resultKey, audio_duration_ms = :duration, updatedAt = :now REMOVE leaseExpiresAt',
+        'SET #status = :completed, resultKey = :resultKey, audio_duration_ms = :duration REMOVE leaseExpiresAt',
       ConditionExpression: '#status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -136,16 +132,15 @@ export class DynamoJobStore implements JobStore {
         ':processing': 'processing',
         ':resultKey': update.resultKey,
         ':duration': update.audio_duration_ms,
-        ':now': update.now.toISOString(),
       },
     });
     return attempt !== undefined;
   }
 
-  async fail(id: string, error: JobError, now: Date): Promise<boolean> {
+  async fail(id: string, error: JobError): Promise<boolean> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
-      UpdateExpression: 'SET #status = :error, #error = :jobError, updatedAt = :now REMOVE leaseExpiresAt',
+      UpdateExpression: 'SET #status = :error, #error = :jobError REMOVE leaseExpiresAt',
       ConditionExpression: '#status IN (:queued, :processing)',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
       ExpressionAttributeValues: {
@@ -153,20 +148,19 @@ export class DynamoJobStore implements JobStore {
         ':queued': 'queued',
         ':processing': 'processing',
         ':jobError': error,
-        ':now': now.toISOString(),
       },
     });
     return attempt !== undefined;
   }
 
-  async markEngineStarted(
+  async markHandedOff(
     id: string,
     update: { audio_duration_ms: number; now: Date; deadline: Date },
   ): Promise<boolean> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
       UpdateExpression:
-        'SET engineStartedAt = if_not_exists(engineStartedAt, :now), audio_duration_ms = :duration, leaseExpiresAt = :deadline, updatedAt = :now',
+        'SET handedOffAt = if_not_exists(handedOffAt, :now), audio_duration_ms = :duration, leaseExpiresAt = :deadline',
       ConditionExpression: '#status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {

@@ -1,12 +1,13 @@
 import type { ApiKeyStore, JobQueue, JobStore, MediaStore } from '#core/ports';
 import { DynamoApiKeyStore } from './api-keys-table.ts';
 import { createDocumentClient, createS3Client, createSqsClient } from './clients.ts';
-import { readAwsConfig } from './config.ts';
+import { readServiceConfig, type ServiceConfig } from './config.ts';
 import { SqsJobQueue } from './jobs-queue.ts';
 import { DynamoJobStore } from './jobs-table.ts';
 import { S3MediaStore } from './media-bucket.ts';
 
 export interface Services {
+  config: ServiceConfig;
   jobs: JobStore;
   media: MediaStore;
   queue: JobQueue;
@@ -15,12 +16,13 @@ export interface Services {
 
 let services: Services | undefined;
 
-/** The adapters for the handlers, built once per Lambda container from the environment. */
+/** The configuration and the adapters for the handlers, built once per Lambda container from the environment. */
 export function awsServices(): Services {
   if (!services) {
-    const config = readAwsConfig();
+    const config = readServiceConfig();
     const documents = createDocumentClient(config);
     services = {
+      config,
       jobs: new DynamoJobStore(documents, config.jobsTable),
       media: new S3MediaStore(createS3Client(config), config.mediaBucket),
       queue: new SqsJobQueue(createSqsClient(config), config.jobsQueueUrl),

@@ -5,7 +5,7 @@
  * comes from the API is set with textContent.
  */
 import type { JobSummary, StatusRecord } from '#core/job';
-import type { TranscriptResult, Utterance, Word } from '#core/result';
+import { groupTurns, type TranscriptResult } from '#core/result';
 
 const KEY_STORAGE = 'transcription-console.api-key';
 const REFRESH_MS = 3000;
@@ -275,22 +275,7 @@ function resultSections(id: string, result: TranscriptResult): Node[] {
 /** Speaker or channel turns when known, else one paragraph; every word shows its times on hover. */
 function turnsOf(result: TranscriptResult): Node[] {
   if (result.words.length === 0) return [make('p', { text: 'No speech was found in this recording.' })];
-  const turns: (Utterance & { words: Word[] })[] = [];
-  for (const word of result.words) {
-    const current = turns.at(-1);
-    if (current && current.speaker === word.speaker && current.channel === word.channel)
-      current.words.push(word);
-    else
-      turns.push({
-        startTime: word.startTime,
-        endTime: word.endTime,
-        text: '',
-        speaker: word.speaker,
-        channel: word.channel,
-        words: [word],
-      });
-  }
-  return turns.map((turn) => {
+  return groupTurns(result.words).map((turn) => {
     const label = [turn.speaker, turn.channel !== undefined ? `channel ${turn.channel}` : undefined]
       .filter(Boolean)
       .join(' · ');

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ApiError } from './errors.ts';
+import { API_KEY_PARAMETER } from '#commons/contract';
+import { RequestError } from './errors.ts';
 import type { ApiKeyRecord, ApiKeyStore } from './ports.ts';
 
 const KEY_PREFIX = 'tsk_';
@@ -29,16 +30,15 @@ export async function createApiKey(
   return { key, record };
 }
 
-/** The tenant that owns a key; ApiError 401 when the key is absent, unknown or revoked. */
+/** The tenant that owns a key; a RequestError when the key is absent, unknown or revoked. */
 export async function authenticate(store: ApiKeyStore, key: string | undefined): Promise<string> {
   if (!key) {
-    throw new ApiError(
-      401,
+    throw new RequestError(
       'missing_api_key',
-      'Pass your API key in the x-api-key query parameter (or the x-api-key header).',
+      `Pass your API key in the ${API_KEY_PARAMETER} query parameter (or the ${API_KEY_PARAMETER} header).`,
     );
   }
   const record = await store.findByHash(hashApiKey(key));
-  if (!record || record.revokedAt) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid.');
+  if (!record || record.revokedAt) throw new RequestError('invalid_api_key', 'The API key is not valid.');
   return record.tenantId;
 }

@@ -1,34 +1,32 @@
-/** Errors that cross the edge of the domain: HTTP errors for clients and permanent job failures. */
+/** Errors that cross the edge of the domain: refused requests and permanent job failures. */
 
-export type ApiErrorCode =
-  | 'invalid_request'
-  | 'invalid_option'
-  | 'missing_audio'
-  | 'unsupported_language'
-  | 'missing_api_key'
-  | 'invalid_api_key'
-  | 'not_found'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited'
-  | 'internal';
+export const REQUEST_ERROR_CODES = [
+  'invalid_request',
+  'invalid_option',
+  'missing_audio',
+  'unsupported_language',
+  'missing_api_key',
+  'invalid_api_key',
+  'not_found',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal',
+] as const;
+export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 
-/** An error answered to the client as `{error: {code, message, field?}}` with an HTTP status. */
-export class ApiError extends Error {
+/**
+ * A request the service refuses, with a code a client can act on and the field at fault. Only the API's
+ * edge (`functions/api`) turns it into an HTTP status and the body `{error: {code, message, field?}}`.
+ */
+export class RequestError extends Error {
   constructor(
-    readonly status: number,
-    readonly code: ApiErrorCode,
+    readonly code: RequestErrorCode,
     message: string,
     readonly field?: string,
   ) {
     super(message);
-    this.name = 'ApiError';
-  }
-
-  toBody(): { error: { code: ApiErrorCode; message: string; field?: string } } {
-    return {
-      error: { code: this.code, message: this.message, ...(this.field ? { field: this.field } : {}) },
-    };
+    this.name = 'RequestError';
   }
 }
 

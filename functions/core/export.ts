@@ -1,4 +1,4 @@
-import { ApiError } from './errors.ts';
+import { RequestError } from './errors.ts';
 import type { TranscriptResult, Word } from './result.ts';
 
 export const EXPORT_FORMATS = ['txt', 'srt', 'vtt'] as const;
@@ -25,8 +25,7 @@ interface Cue {
 export function parseExportFormat(value: string | undefined): ExportFormat {
   const format = EXPORT_FORMATS.find((candidate) => candidate === value?.toLowerCase());
   if (!format) {
-    throw new ApiError(
-      400,
+    throw new RequestError(
       'invalid_request',
       `format must be one of: ${EXPORT_FORMATS.join(', ')}.`,
       'format',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { audioKey, RETENTION_MS } from '#commons/contract';
 import type { JobError } from './errors.ts';
 import type { JobOptions } from './options.ts';
-import { RETENTION_DAYS } from './resources.ts';
 import type { TranscriptResult } from './result.ts';
 
 export const JOB_STATUSES = ['queued', 'processing', 'completed', 'error'] as const;
@@ -22,24 +22,15 @@ export interface Job {
   error?: JobError;
   /** Epoch milliseconds until which a worker holds the job; a redelivered message waits for it. */
   leaseExpiresAt?: number;
-  /** When an asynchronous engine took the job. */
-  engineStartedAt?: string;
+  /** When the job was handed to an asynchronous transcriber (Amazon Transcribe), which finishes it later. */
+  handedOffAt?: string;
   /** Lower-cased id and custom value, for the console's search. */
   searchText: string;
-  updatedAt: string;
 }
 
 /** Unguessable: 122 random bits. */
 export function newJobId(): string {
   return randomUUID();
-}
-
-export function audioKey(tenantId: string, jobId: string): string {
-  return `audio/${tenantId}/${jobId}`;
-}
-
-export function resultKey(tenantId: string, jobId: string): string {
-  return `results/${tenantId}/${jobId}.json`;
 }
 
 export function newJob(input: { id: string; tenantId: string; options: JobOptions; now: Date }): Job {
@@ -50,10 +41,9 @@ export function newJob(input: { id: string; tenantId: string; options: JobOption
     status: 'queued',
     options: input.options,
     timestamp_submitted: submitted,
-    expiresAt: Math.floor(input.now.getTime() / 1000) + RETENTION_DAYS * 24 * 60 * 60,
+    expiresAt: Math.floor((input.now.getTime() + RETENTION_MS) / 1000),
     audioKey: audioKey(input.tenantId, input.id),
     searchText: `${input.id} ${input.options.custom}`.toLowerCase(),
-    updatedAt: submitted,
   };
 }
 
@@ -111,7 +101,7 @@ export interface StatusRecord extends JobData {
   results?: { job_data: JobData; results: TranscriptResult };
 }
 
-export function toJobData(job: Job): JobData {
+function toJobData(job: Job): JobData {
   const { options } = job;
   return {
     id: job.id,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { ApiError } from './errors.ts';
+import { RETENTION_MS } from '#commons/contract';
+import { RequestError } from './errors.ts';
 import { JOB_STATUSES, type JobSummary, toJobSummary } from './job.ts';
 import type { JobStore } from './ports.ts';
-import { RETENTION_DAYS } from './resources.ts';
 
-export const DEFAULT_PAGE_SIZE = 25;
-export const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 25;
+const MAX_PAGE_SIZE = 100;
 
 const listQuery = z.object({
   limit: z.coerce
@@ -32,20 +32,19 @@ export async function listJobs(
   jobs: JobStore,
   tenantId: string,
   parameters: Record<string, string | undefined>,
-  now = new Date(),
+  now: Date,
 ): Promise<JobList> {
   const parsed = listQuery.safeParse(parameters);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ApiError(
-      400,
+    throw new RequestError(
       'invalid_request',
       issue?.message ?? 'Invalid query.',
       String(issue?.path[0] ?? ''),
     );
   }
   const { limit, cursor, status, q } = parsed.data;
-  const since = new Date(now.getTime() - RETENTION_DAYS * 24 * 60 * 60 * 1000).toISOString();
+  const since = new Date(now.getTime() - RETENTION_MS).toISOString();
   const page = await jobs.listByTenant({
     tenantId,
     since,

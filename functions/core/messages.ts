@@ -1,13 +1,14 @@
 import { z } from 'zod';
+import { jobIdOfTranscribeJob } from '#commons/contract';
 
-/** What a worker is asked to do by one queue message. */
+/** What a worker is asked to do by one queue message, decoded once by the handler that receives it. */
 export type WorkerMessage =
   /** Start a job (sent on submission). */
   | { kind: 'process'; jobId: string }
-  /** See whether an asynchronous engine has finished a job (scheduled by the worker). */
+  /** See whether an asynchronous transcriber has finished a job (scheduled by the worker). */
   | { kind: 'check'; jobId: string; attempt: number }
-  /** An engine says one of its jobs changed state (Amazon Transcribe through EventBridge). */
-  | { kind: 'engine-event'; engineJobName: string; status: string };
+  /** Amazon Transcribe says this deployment's job for `jobId` changed state (through EventBridge). */
+  | { kind: 'transcribe-event'; jobId: string; status: string };
 
 const processMessage = z.object({ jobId: z.string().min(1) }).strict();
 const checkMessage = z.object({ jobId: z.string().min(1), check: z.number().int().positive() }).strict();
@@ -18,7 +19,7 @@ const transcribeEvent = z.object({
   detail: z.object({ TranscriptionJobName: z.string().min(1), TranscriptionJobStatus: z.string() }),
 });
 
-export function encodeJobMessage(jobId: string): string {
+export function encodeProcessMessage(jobId: string): string {
   return JSON.stringify({ jobId });
 }
 
@@ -26,29 +27,17 @@ export function encodeCheckMessage(jobId: string, attempt: number): string {
   return JSON.stringify({ jobId, check: attempt });
 }
 
-/** Throws when the body is none of the messages a worker understands. */
-export function decodeWorkerMessage(body: string): WorkerMessage {
+/**
+ * The message a queue body carries, or undefined for a Transcribe event about another deployment's
+ * job. Throws when the body is none of the messages a worker understands.
+ */
+export function decodeWorkerMessage(body: string, transcribeJobPrefix: string): WorkerMessage | undefined {
   const value: unknown = JSON.parse(body);
   const check = checkMessage.safeParse(value);
   if (check.success) return { kind: 'check', jobId: check.data.jobId, attempt: check.data.check };
   const process = processMessage.safeParse(value);
   if (process.success) return { kind: 'process', jobId: process.data.jobId };
-  const event = transcribeEvent.parse(value);
-  return {
-    kind: 'engine-event',
-    engineJobName: event.detail.TranscriptionJobName,
-    status: event.detail.TranscriptionJobStatus,
-  };
-}
-
-/** An engine's name for our job: a per-deployment prefix, so that a deployment sees only its own jobs. */
-export function engineJobName(prefix: string, jobId: string): string {
-  return `${prefix}${jobId}`;
-}
-
-/** The job a message is about, or undefined for an engine job of another deployment. */
-export function jobIdOfMessage(message: WorkerMessage, enginePrefix: string): string | undefined {
-  if (message.kind !== 'engine-event') return message.jobId;
-  const { engineJobName: name } = message;
-  return enginePrefix && name.startsWith(enginePrefix) ? name.slice(enginePrefix.length) : undefined;
+  const { detail } = transcribeEvent.parse(value);
+  const jobId = jobIdOfTranscribeJob(transcribeJobPrefix, detail.TranscriptionJobName);
+  return jobId ? { kind: 'transcribe-event', jobId, status: detail.TranscriptionJobStatus } : undefined;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from './errors.ts';
+import { RequestError } from './errors.ts';
 
 /** The options a client sets per job (SPEC 4.1), after defaults (DESIGN 3). */
 export interface JobOptions {
@@ -94,7 +94,7 @@ export interface ParseOptionsSettings {
 
 /**
  * Parses the text parts of a submission into job options, applying defaults.
- * Throws an ApiError (400) that names the first offending field.
+ * Throws a RequestError that names the first offending field.
  */
 export function parseJobOptions(
   fields: Record<string, string>,
@@ -106,8 +106,7 @@ export function parseJobOptions(
   const issue = parsed.error.issues[0];
   if (issue?.code === 'unrecognized_keys') {
     const field = issue.keys[0] ?? '';
-    throw new ApiError(
-      400,
+    throw new RequestError(
       'invalid_request',
       `Unknown form field "${field}". Accepted fields: audio, file, ${OPTION_FIELDS.join(', ')}.`,
       field,
@@ -115,5 +114,5 @@ export function parseJobOptions(
   }
   const field = String(issue?.path[0] ?? '');
   const code = field === 'language' ? 'unsupported_language' : 'invalid_option';
-  throw new ApiError(400, code, issue?.message ?? 'Invalid option.', field);
+  throw new RequestError(code, issue?.message ?? 'Invalid option.', field);
 }

@@ -3,11 +3,14 @@ import type { Job, JobStatus } from './job.ts';
 import type { JobOptions } from './options.ts';
 import type { TranscriptResult } from './result.ts';
 
+/** What time it is; injected so that leases, deadlines and retention can be tested without waiting. */
+export type Clock = () => Date;
+
 /** Storage of jobs (DynamoDB on AWS). Every status change is conditional on the current status. */
 export interface JobStore {
   create(job: Job): Promise<void>;
   get(id: string): Promise<Job | undefined>;
-  /** A tenant's jobs, newest first. Throws ApiError 400 for a cursor of another query. */
+  /** A tenant's jobs, newest first. Throws RequestError for a cursor of another query or tenant. */
   listByTenant(query: JobListQuery): Promise<JobPage>;
   /**
    * Moves a queued job, or a processing job whose lease has run out, to processing with a new lease.
@@ -15,14 +18,14 @@ export interface JobStore {
    */
   claim(id: string, now: Date, leaseMs: number): Promise<ClaimOutcome>;
   /** processing → completed; false when the job was no longer processing. */
-  complete(id: string, update: { resultKey: string; audio_duration_ms: number; now: Date }): Promise<boolean>;
+  complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean>;
   /** queued|processing → error; false when the job had already finished. */
-  fail(id: string, error: JobError, now: Date): Promise<boolean>;
+  fail(id: string, error: JobError): Promise<boolean>;
   /**
-   * Records that an asynchronous engine has the job, until `deadline`; the lease then covers the
-   * engine's work, and a redelivered start message leaves the job alone.
+   * Records that an asynchronous transcriber has the job, until `deadline`; the lease then covers the
+   * transcriber's work, and a redelivered start message leaves the job alone.
    */
-  markEngineStarted(
+  markHandedOff(
     id: string,
     update: { audio_duration_ms: number; now: Date; deadline: Date },
   ): Promise<boolean>;
@@ -59,7 +62,7 @@ export interface MediaStore {
   downloadToFile(key: string, path: string): Promise<void>;
   putResult(key: string, result: TranscriptResult): Promise<void>;
   getResult(key: string): Promise<TranscriptResult>;
-  /** A JSON document another service wrote into the bucket (an engine's output). */
+  /** A JSON document another service wrote into the bucket (Amazon Transcribe's output). */
   readJson(key: string): Promise<unknown>;
   delete(key: string): Promise<void>;
 }
@@ -89,30 +92,35 @@ export interface ApiKeyStore {
   revoke(keyId: string, now: Date): Promise<boolean>;
 }
 
-/** Turns an audio file into a result in one call; throws JobFailure for input that can never succeed. */
-export interface Transcriber {
-  readonly mode: 'sync';
-  transcribe(input: { audioFile: string; workDir: string; options: JobOptions }): Promise<TranscriptResult>;
-}
-
 /** The transcription part of a result, before summaries. */
 export type Transcription = Omit<TranscriptResult, 'tldr' | 'short_hand_notes'>;
 
-export type EngineOutcome =
+/**
+ * What the worker runs to turn a job's audio into a transcription, chosen by the `engine` setting.
+ * A sync transcriber does it in one call; throws JobFailure for input that can never succeed.
+ */
+export interface SyncTranscriber {
+  readonly mode: 'sync';
+  transcribe(input: { audioFile: string; workDir: string; options: JobOptions }): Promise<Transcription>;
+}
+
+export type AsyncTranscriptionState =
   | { state: 'running' }
   | { state: 'completed'; transcription: Transcription }
   | { state: 'failed'; error: JobError };
 
 /**
- * An engine that works on its own time (Amazon Transcribe): the worker starts it, and finishes the
- * job when the engine's completion event arrives or a scheduled check finds it done.
+ * A transcriber that works on its own time (Amazon Transcribe): the worker hands the job off, and
+ * finishes it when the completion event arrives or a scheduled check finds it done.
  */
 export interface AsyncTranscriber {
   readonly mode: 'async';
-  /** Checks the audio and hands it to the engine; safe to call again for the same job. */
+  /** Checks the audio and hands it off; safe to call again for the same job. */
   start(input: { job: Job; audioFile: string; workDir: string }): Promise<{ audio_duration_ms: number }>;
-  poll(job: Job): Promise<EngineOutcome>;
+  poll(job: Job): Promise<AsyncTranscriptionState>;
 }
+
+export type Transcriber = SyncTranscriber | AsyncTranscriber;
 
 export interface SummaryRequest {
   tldr: boolean;

@@ -1,11 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ASYNC_CHECK_INTERVAL_SECONDS, ASYNC_DEADLINE_MS, resultKey } from '#commons/contract';
 import { JobFailure } from './errors.ts';
-import { type Job, resultKey } from './job.ts';
-import { jobIdOfMessage, type WorkerMessage } from './messages.ts';
+import type { Job } from './job.ts';
+import type { WorkerMessage } from './messages.ts';
 import type {
-  AsyncTranscriber,
+  Clock,
   JobQueue,
   JobStore,
   MediaStore,
@@ -13,18 +14,16 @@ import type {
   Transcriber,
   Transcription,
 } from './ports.ts';
-import { ENGINE_CHECK_INTERVAL_SECONDS, ENGINE_DEADLINE_MS } from './resources.ts';
 
 export interface ProcessDeps {
   jobs: JobStore;
   media: MediaStore;
   queue: JobQueue;
-  transcriber: Transcriber | AsyncTranscriber;
+  transcriber: Transcriber;
   summarizer: Summarizer;
   /** How long a worker holds a job before a redelivered message may take it over. */
   leaseMs: number;
-  /** Prefix of the engine's job names for this deployment. */
-  enginePrefix: string;
+  clock: Clock;
 }
 
 export type ProcessOutcome = 'completed' | 'failed' | 'started' | 'waiting' | 'skipped';
@@ -45,18 +44,16 @@ export async function handleWorkerMessage(
   deps: ProcessDeps,
   message: WorkerMessage,
 ): Promise<ProcessOutcome> {
-  const jobId = jobIdOfMessage(message, deps.enginePrefix);
-  if (!jobId) return 'skipped';
-  if (message.kind === 'process') return processJob(deps, jobId);
-  return checkEngine(deps, jobId, message.kind === 'check' ? message.attempt : undefined);
+  if (message.kind === 'process') return processJob(deps, message.jobId);
+  return checkHandedOff(deps, message.jobId, message.kind === 'check' ? message.attempt : undefined);
 }
 
-/** Claims a queued job, fetches its audio and transcribes it, or hands it to an asynchronous engine. */
-export async function processJob(deps: ProcessDeps, jobId: string): Promise<ProcessOutcome> {
-  const claim = await deps.jobs.claim(jobId, new Date(), deps.leaseMs);
+/** Claims a queued job, fetches its audio and transcribes it, or hands it to an asynchronous transcriber. */
+async function processJob(deps: ProcessDeps, jobId: string): Promise<ProcessOutcome> {
+  const claim = await deps.jobs.claim(jobId, deps.clock(), deps.leaseMs);
   if (claim.outcome === 'missing' || claim.outcome === 'finished') return 'skipped';
-  // The start message of a job an engine already has came again: the engine's events finish it.
-  if (claim.outcome === 'leased' && claim.job.engineStartedAt) return 'skipped';
+  // The start message of a job already handed off came again: the transcriber's events finish it.
+  if (claim.outcome === 'leased' && claim.job.handedOffAt) return 'skipped';
   if (claim.outcome === 'leased') throw new JobBusy(jobId);
 
   const { job } = claim;
@@ -71,13 +68,13 @@ export async function processJob(deps: ProcessDeps, jobId: string): Promise<Proc
         return finish(deps, job, transcription);
       }
       const started = await transcriber.start({ job, audioFile, workDir });
-      const now = new Date();
-      await deps.jobs.markEngineStarted(job.id, {
+      const now = deps.clock();
+      await deps.jobs.markHandedOff(job.id, {
         audio_duration_ms: started.audio_duration_ms,
         now,
-        deadline: new Date(now.getTime() + ENGINE_DEADLINE_MS),
+        deadline: new Date(now.getTime() + ASYNC_DEADLINE_MS),
       });
-      await deps.queue.scheduleCheck(job.id, 1, ENGINE_CHECK_INTERVAL_SECONDS);
+      await deps.queue.scheduleCheck(job.id, 1, ASYNC_CHECK_INTERVAL_SECONDS);
       return 'started';
     } finally {
       await rm(workDir, { recursive: true, force: true });
@@ -86,30 +83,31 @@ export async function processJob(deps: ProcessDeps, jobId: string): Promise<Proc
 }
 
 /**
- * Finishes a job an asynchronous engine has, on its completion event or a scheduled check. A check
- * that finds the engine still busy schedules the next one, until the deadline.
+ * Finishes a job an asynchronous transcriber has, on its completion event or a scheduled check. A check
+ * that finds the transcriber still busy schedules the next one, until the deadline.
  */
-async function checkEngine(
+async function checkHandedOff(
   deps: ProcessDeps,
   jobId: string,
   attempt: number | undefined,
 ): Promise<ProcessOutcome> {
   const { transcriber } = deps;
   const job = await deps.jobs.get(jobId);
-  if (job?.status !== 'processing' || !job.engineStartedAt || transcriber.mode !== 'async') return 'skipped';
+  if (job?.status !== 'processing' || !job.handedOffAt || transcriber.mode !== 'async') return 'skipped';
 
   return failOnJobFailure(deps, job, async () => {
     const outcome = await transcriber.poll(job);
     if (outcome.state === 'completed') return finish(deps, job, outcome.transcription);
     if (outcome.state === 'failed') {
-      await deps.jobs.fail(job.id, outcome.error, new Date());
+      await deps.jobs.fail(job.id, outcome.error);
       return 'failed';
     }
     if (attempt === undefined) return 'waiting';
-    if (Date.now() >= new Date(job.engineStartedAt ?? 0).getTime() + ENGINE_DEADLINE_MS) {
+    const handedOff = new Date(job.handedOffAt ?? 0).getTime();
+    if (deps.clock().getTime() >= handedOff + ASYNC_DEADLINE_MS) {
       throw new JobFailure('transcription_failed', 'The transcription engine did not finish in time.');
     }
-    await deps.queue.scheduleCheck(job.id, attempt + 1, ENGINE_CHECK_INTERVAL_SECONDS);
+    await deps.queue.scheduleCheck(job.id, attempt + 1, ASYNC_CHECK_INTERVAL_SECONDS);
     return 'waiting';
   });
 }
@@ -123,11 +121,7 @@ async function finish(deps: ProcessDeps, job: Job, transcription: Transcription)
       : {};
   const key = resultKey(job.tenantId, job.id);
   await deps.media.putResult(key, { ...transcription, ...summaries });
-  await deps.jobs.complete(job.id, {
-    resultKey: key,
-    audio_duration_ms: transcription.audio_duration_ms,
-    now: new Date(),
-  });
+  await deps.jobs.complete(job.id, { resultKey: key, audio_duration_ms: transcription.audio_duration_ms });
   return 'completed';
 }
 
@@ -140,16 +134,15 @@ async function failOnJobFailure(
     return await work();
   } catch (error) {
     if (!(error instanceof JobFailure)) throw error;
-    await deps.jobs.fail(job.id, error.toJobError(), new Date());
+    await deps.jobs.fail(job.id, error.toJobError());
     return 'failed';
   }
 }
 
 /** Called for a message that exhausted its deliveries: the job must not stay queued or processing. */
 export async function failAbandonedJob(jobs: JobStore, jobId: string): Promise<boolean> {
-  return jobs.fail(
-    jobId,
-    { code: 'transcription_failed', message: 'Transcription failed repeatedly; the job was given up.' },
-    new Date(),
-  );
+  return jobs.fail(jobId, {
+    code: 'transcription_failed',
+    message: 'Transcription failed repeatedly; the job was given up.',
+  });
 }

@@ -1,4 +1,4 @@
-import { ApiError } from './errors.ts';
+import { RequestError } from './errors.ts';
 import { type StatusRecord, toStatusRecord } from './job.ts';
 import type { JobStore, MediaStore } from './ports.ts';
 
@@ -13,8 +13,7 @@ const MAX_ID_LENGTH = 128;
 /** The status record of a tenant's job; another tenant's job is as missing as an unknown one. */
 export async function getJobStatus(deps: StatusDeps, tenantId: string, id: string): Promise<StatusRecord> {
   const job = id.length <= MAX_ID_LENGTH ? await deps.jobs.get(id) : undefined;
-  if (!job || job.tenantId !== tenantId)
-    throw new ApiError(404, 'not_found', `No job with id "${id}".`, 'id');
+  if (!job || job.tenantId !== tenantId) throw new RequestError('not_found', `No job with id "${id}".`, 'id');
   if (job.status === 'completed' && job.resultKey) {
     return toStatusRecord(job, await deps.media.getResult(job.resultKey));
   }

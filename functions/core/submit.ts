@@ -1,4 +1,4 @@
-import { ApiError } from './errors.ts';
+import { RequestError } from './errors.ts';
 import { type Job, newJob } from './job.ts';
 import { type ParseOptionsSettings, parseJobOptions } from './options.ts';
 import type { JobQueue, JobStore, MediaStore } from './ports.ts';
@@ -21,7 +21,7 @@ export interface Submission {
   fields: Record<string, string>;
   audio?: ReceivedAudio;
   /** Something wrong with the form found while reading it; the audio may still have been stored. */
-  problem?: ApiError;
+  problem?: RequestError;
   now: Date;
 }
 
@@ -41,10 +41,10 @@ export async function submitJob(
     if (submission.problem) throw submission.problem;
     const options = parseJobOptions(submission.fields, settings);
     if (!audio) {
-      throw new ApiError(400, 'missing_audio', 'Send the audio file in a form part named "audio".', 'audio');
+      throw new RequestError('missing_audio', 'Send the audio file in a form part named "audio".', 'audio');
     }
     if (audio.bytes === 0)
-      throw new ApiError(400, 'missing_audio', 'The audio file is empty (0 bytes).', 'audio');
+      throw new RequestError('missing_audio', 'The audio file is empty (0 bytes).', 'audio');
 
     const job = newJob({ id: submission.id, tenantId: submission.tenantId, options, now: submission.now });
     await deps.jobs.create(job);
@@ -55,7 +55,7 @@ export async function submitJob(
     // Cleanup must not hide the original error, which the caller reports.
     if (created) {
       await deps.jobs
-        .fail(created.id, { code: 'internal', message: 'The job could not be queued.' }, new Date())
+        .fail(created.id, { code: 'internal', message: 'The job could not be queued.' })
         .catch(() => false);
     } else if (audio) {
       await deps.media.delete(audio.key).catch(() => undefined);

@@ -3,25 +3,16 @@ import { availableParallelism } from 'node:os';
 import { basename, join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { JobOptions } from '#core/options';
-import type { Transcriber } from '#core/ports';
-import { joinWords, SpeakerNumbering, speakerTurns, type TranscriptResult, type Word } from '#core/result';
+import type { SyncTranscriber, Transcription } from '#core/ports';
+import { assembleTranscript, type TimedWord } from '#core/result';
 import { MAX_CHUNK_MS, planChunks } from './chunks.ts';
 import { diarize, speakerAt } from './diarization.ts';
-import type { RecognizedWord, SpeechEngine } from './engine.ts';
 import { decodeToWav, dualChannelSelection, probeMedia } from './media.ts';
 import { punctuateWords } from './punctuation.ts';
+import type { Recognizer } from './recognizer.ts';
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { detectVoicing, keepVoicedWords } from './voicing.ts';
 import { wavDurationMs, writeWavSlice } from './wav.ts';
-
-/** A recognised word with the number of the voice that said it, when speakers are told apart. */
-type SpokenWord = RecognizedWord & { voice?: number };
-
-/** Words of one decoded channel; `channel` is 1-based and only set for dual-channel jobs. */
-interface ChannelWords {
-  channel?: number;
-  words: SpokenWord[];
-}
 
 export interface LocalTranscriberSettings {
   /** Recogniser processes at once, over all channels and chunks of a job. */
@@ -31,17 +22,17 @@ export interface LocalTranscriberSettings {
 }
 
 /**
- * The offline pipeline around a speech engine: probe, decode (per channel for dual-channel jobs),
+ * The offline pipeline around a recognizer: probe, decode (per channel for dual-channel jobs),
  * recognise (long audio as silence-split chunks in parallel), drop words heard in noise, tell speakers
  * apart, punctuate, and assemble the result.
  */
-export class LocalTranscriber implements Transcriber {
+export class LocalTranscriber implements SyncTranscriber {
   readonly mode = 'sync';
   private readonly limit: LimitFunction;
   private readonly chunkAboveMs: number;
 
   constructor(
-    private readonly engine: SpeechEngine,
+    private readonly recognizer: Recognizer,
     settings: LocalTranscriberSettings = {},
   ) {
     this.limit = pLimit(settings.parallelism ?? availableParallelism());
@@ -52,7 +43,7 @@ export class LocalTranscriber implements Transcriber {
     audioFile: string;
     workDir: string;
     options: JobOptions;
-  }): Promise<TranscriptResult> {
+  }): Promise<Transcription> {
     const { options } = input;
     const media = await probeMedia(input.audioFile);
     const selection = options.dual_channel ? dualChannelSelection(media) : undefined;
@@ -62,27 +53,33 @@ export class LocalTranscriber implements Transcriber {
     const wavFiles = await decodeToWav(input.audioFile, input.workDir, channels);
     const audioDurationMs = Math.max(...(await Promise.all(wavFiles.map(wavDurationMs))));
     const recognized = await Promise.all(
-      wavFiles.map(async (wavFile, index): Promise<ChannelWords> => {
+      wavFiles.map(async (wavFile, index): Promise<TimedWord[]> => {
         const long = audioDurationMs > this.chunkAboveMs;
         const regions = long || options.speaker_diarization ? await detectSpeech(wavFile) : [];
         const [heard, voicing] = await Promise.all([
           long
             ? this.recognizeInChunks(wavFile, planChunks(regions, audioDurationMs), input.workDir)
-            : this.limit(() => this.engine.recognize(wavFile)),
+            : this.limit(() => this.recognizer.recognize(wavFile)),
           detectVoicing(wavFile),
         ]);
-        const words: SpokenWord[] = punctuateWords(keepVoicedWords(heard, voicing), options.punctuate);
-        if (options.speaker_diarization) {
-          const segments = await diarize(wavFile, regions, voicing);
-          for (const word of words) word.voice = speakerAt(segments, word.startMs, word.endMs);
-        }
-        return { ...(channels ? { channel: index + 1 } : {}), words };
+        const words = punctuateWords(keepVoicedWords(heard, voicing), options.punctuate);
+        const channel = channels ? index + 1 : undefined;
+        const segments = options.speaker_diarization ? await diarize(wavFile, regions, voicing) : undefined;
+        return words.map((word) => {
+          const voice = segments && speakerAt(segments, word.startMs, word.endMs);
+          return {
+            ...word,
+            ...(channel !== undefined ? { channel } : {}),
+            // Voices are told apart within a channel: the same number on two channels is two speakers.
+            ...(voice !== undefined ? { speakerLabel: `${channel ?? 0}:${voice}` } : {}),
+          };
+        });
       }),
     );
     return {
-      ...assembleTranscript(recognized),
+      ...assembleTranscript(recognized.flat()),
       audio_duration_ms: audioDurationMs,
-      engine: this.engine.name,
+      engine: this.recognizer.name,
       ...(notes.length ? { notes } : {}),
     };
   }
@@ -92,14 +89,14 @@ export class LocalTranscriber implements Transcriber {
     wavFile: string,
     chunks: SpeechRegion[],
     workDir: string,
-  ): Promise<RecognizedWord[]> {
+  ): Promise<TimedWord[]> {
     const parts = await Promise.all(
       chunks.map((chunk, index) =>
         this.limit(async () => {
           const file = join(workDir, `${basename(wavFile, '.wav')}-chunk-${index}.wav`);
           await writeWavSlice(wavFile, chunk.startMs, chunk.endMs, file);
           try {
-            const words = await this.engine.recognize(file);
+            const words = await this.recognizer.recognize(file);
             return words.map((word) => ({
               ...word,
               startMs: word.startMs + chunk.startMs,
@@ -113,30 +110,4 @@ export class LocalTranscriber implements Transcriber {
     );
     return parts.flat();
   }
-}
-
-/**
- * Merges the words of all channels in spoken order. Speakers are numbered by first appearance: the
- * voices found by diarization (per channel), or else one speaker per channel. Utterances are the turns.
- */
-export function assembleTranscript(
-  channels: ChannelWords[],
-): Pick<TranscriptResult, 'transcript' | 'words' | 'utterances'> {
-  const speakers = new SpeakerNumbering<string>();
-  const words: Word[] = channels
-    .flatMap(({ channel, words: channelWords }) => channelWords.map((word) => ({ channel, word })))
-    .sort((a, b) => a.word.startMs - b.word.startMs || (a.channel ?? 0) - (b.channel ?? 0))
-    .map(({ channel, word }) => {
-      const known = word.voice !== undefined || channel !== undefined;
-      return {
-        startTime: word.startMs,
-        endTime: word.endMs,
-        word: word.text,
-        confidence: Number(word.confidence.toFixed(3)),
-        ...(known ? { speaker: speakers.nameOf(`${channel ?? 0}:${word.voice ?? 0}`) } : {}),
-        ...(channel !== undefined ? { channel } : {}),
-      };
-    });
-  const turns = words.some((word) => word.speaker !== undefined);
-  return { transcript: joinWords(words), words, ...(turns ? { utterances: speakerTurns(words) } : {}) };
 }

@@ -1,18 +1,16 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { MAX_AUDIO_DURATION_MS } from '#commons/contract';
 import { JobFailure } from '#core/errors';
-import { MAX_AUDIO_DURATION_MS } from '#core/resources';
 import { runProcess } from './process.ts';
 
-/** The sample rate every engine input is decoded to. */
-export const ENGINE_SAMPLE_RATE = 16_000;
+/** The sample rate every recognizer input is decoded to. */
+const RECOGNIZER_SAMPLE_RATE = 16_000;
 
 export interface MediaInfo {
   /** Duration of the first audio stream as the container reports it; decoding gives the true length. */
   durationMs: number | undefined;
   channels: number;
-  codec: string;
-  hasVideo: boolean;
 }
 
 const probeOutput = z.object({
@@ -20,7 +18,6 @@ const probeOutput = z.object({
     .array(
       z.object({
         codec_type: z.string().optional(),
-        codec_name: z.string().optional(),
         channels: z.number().optional(),
         duration: z.string().optional(),
       }),
@@ -59,8 +56,6 @@ export async function probeMedia(file: string): Promise<MediaInfo> {
   return {
     durationMs,
     channels: audio.channels ?? 1,
-    codec: audio.codec_name ?? 'unknown',
-    hasVideo: streams.some((stream) => stream.codec_type === 'video'),
   };
 }
 
@@ -116,7 +111,7 @@ export async function decodeToWav(file: string, workDir: string, channels?: numb
 function wavOutputArgs(): string[] {
   return [
     '-ar',
-    String(ENGINE_SAMPLE_RATE),
+    String(RECOGNIZER_SAMPLE_RATE),
     '-c:a',
     'pcm_s16le',
     '-bitexact',

@@ -1,5 +1,5 @@
 import nlp from 'compromise';
-import type { RecognizedWord } from './engine.ts';
+import type { TimedWord } from '#core/result';
 
 /** A pause at least this long ends a sentence. */
 export const SENTENCE_PAUSE_MS = 500;
@@ -61,21 +61,22 @@ const NAME_CONNECTORS = new Set(['of', 'the', 'and', 'for', 'de', 'du', 'von', '
 const PRONOUN_I = /^i('[a-z]+)?$/;
 
 /**
- * Formats engine words for display. Without punctuation: lower case, no marks. With punctuation:
+ * Formats recognized words for display. Without punctuation: lower case, no marks. With punctuation:
  * sentences end at long pauses (or at medium ones before a typical sentence opener), medium pauses
  * inside a sentence become commas, questions get a question mark; sentences start with a capital,
  * "I" is capitalised, and names of people, places and organisations, months and days are cased
  * (found with the `compromise` lexicon). Each word carries its own casing and marks, so joining the
  * words gives the text.
  */
-export function punctuateWords(words: RecognizedWord[], punctuate: boolean): RecognizedWord[] {
+export function punctuateWords(words: TimedWord[], punctuate: boolean): TimedWord[] {
   const lower = words.map((word) => ({ ...word, text: word.text.toLowerCase() }));
   if (!punctuate) return lower;
-  return sentencesOf(lower).flatMap(formatSentence);
+  return sentencesByPauses(lower).flatMap(formatSentence);
 }
 
-function sentencesOf(words: RecognizedWord[]): RecognizedWord[][] {
-  const sentences: RecognizedWord[][] = [];
+/** Groups words into sentences at long pauses, or at medium ones before a typical sentence opener. */
+function sentencesByPauses(words: TimedWord[]): TimedWord[][] {
+  const sentences: TimedWord[][] = [];
   words.forEach((word, index) => {
     const previous = words[index - 1];
     const pause = previous ? word.startMs - previous.endMs : Number.POSITIVE_INFINITY;
@@ -86,7 +87,7 @@ function sentencesOf(words: RecognizedWord[]): RecognizedWord[][] {
   return sentences;
 }
 
-function formatSentence(sentence: RecognizedWord[]): RecognizedWord[] {
+function formatSentence(sentence: TimedWord[]): TimedWord[] {
   const names = nameIndexes(sentence);
   const [first, second] = sentence;
   const question =
@@ -103,7 +104,7 @@ function formatSentence(sentence: RecognizedWord[]): RecognizedWord[] {
 }
 
 /** Indexes of the sentence's words that belong to a name, a month or a day. */
-function nameIndexes(sentence: RecognizedWord[]): Set<number> {
+function nameIndexes(sentence: TimedWord[]): Set<number> {
   const text = sentence.map((word) => word.text).join(' ');
   const starts: number[] = [];
   let position = 0;

@@ -1,5 +1,6 @@
-import type { RecognizedWord, SpeechEngine } from './engine.ts';
+import type { TimedWord } from '#core/result';
 import { runProcess } from './process.ts';
+import type { Recognizer } from './recognizer.ts';
 
 /** Markers and fillers that are not words: sentence bounds, silence, noise, `++BREATH++`-style fillers. */
 const NON_WORD = /^(<\/?s>|<sil>|\[[^\]]*\]|\+\+.*\+\+)$/i;
@@ -10,8 +11,8 @@ const VARIANT = /\(\d+\)$/;
  * Parses `pocketsphinx_continuous -time yes` output: per utterance a hypothesis line, then one line per
  * token `word start end confidence` with times in seconds.
  */
-export function parseSphinxOutput(output: string): RecognizedWord[] {
-  const words: RecognizedWord[] = [];
+export function parseSphinxOutput(output: string): TimedWord[] {
+  const words: TimedWord[] = [];
   for (const line of output.split('\n')) {
     const parts = line.trim().split(/\s+/);
     if (parts.length !== 4) continue;
@@ -24,8 +25,8 @@ export function parseSphinxOutput(output: string): RecognizedWord[] {
       text: token.replace(VARIANT, '').toLowerCase(),
       startMs: Math.round(startSeconds * 1000),
       endMs: Math.max(Math.round(startSeconds * 1000), Math.round(endSeconds * 1000)),
-      // The decoder's posterior can exceed 1 by rounding.
-      confidence: Math.min(1, Math.max(0, probability)),
+      // The decoder's posterior can exceed 1 by rounding; three decimals are all it means.
+      confidence: Number(Math.min(1, Math.max(0, probability)).toFixed(3)),
     });
   }
   return words;
@@ -36,10 +37,10 @@ export function parseSphinxOutput(output: string): RecognizedWord[] {
  * penalty than the default 0.65 cuts the short words the decoder inserts in pauses and noise. Wider
  * beams gained about a point of WER for 1.6 times the time; other weights lost accuracy.
  */
-export const TUNED_SETTINGS = ['-wip', '0.2'];
+const TUNED_SETTINGS = ['-wip', '0.2'];
 
 /** PocketSphinx (Debian `pocketsphinx` with the `pocketsphinx-en-us` model), run as a child process. */
-export class SphinxEngine implements SpeechEngine {
+export class SphinxRecognizer implements Recognizer {
   readonly name = 'sphinx';
 
   constructor(
@@ -47,7 +48,7 @@ export class SphinxEngine implements SpeechEngine {
     private readonly extraArgs: string[] = TUNED_SETTINGS,
   ) {}
 
-  async recognize(wavFile: string): Promise<RecognizedWord[]> {
+  async recognize(wavFile: string): Promise<TimedWord[]> {
     const { code, stdout } = await runProcess(this.command, [
       '-infile',
       wavFile,

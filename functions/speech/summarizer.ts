@@ -1,6 +1,6 @@
 import nlp from 'compromise';
 import type { Summarizer, SummaryRequest, Transcription } from '#core/ports';
-import type { TranscriptResult, Word } from '#core/result';
+import { joinWords, type TranscriptResult, type Word } from '#core/result';
 import { countWords, splitSentences } from '#core/text';
 import { SENTENCE_PAUSE_MS } from './punctuation.ts';
 
@@ -39,7 +39,7 @@ export class LocalSummarizer implements Summarizer {
     transcription: Transcription,
     request: SummaryRequest,
   ): Promise<Pick<TranscriptResult, 'tldr' | 'short_hand_notes'>> {
-    const sentences = sentencesOf(transcription);
+    const sentences = summarySentences(transcription);
     const ranking = rankSentences(sentences);
     return {
       ...(request.tldr ? { tldr: tldrOf(sentences, ranking, countWords(transcription.transcript)) } : {}),
@@ -49,7 +49,7 @@ export class LocalSummarizer implements Summarizer {
 }
 
 /** Sentences by punctuation; without punctuation, by pauses between words, and by length. */
-export function sentencesOf(transcription: Pick<Transcription, 'transcript' | 'words'>): string[] {
+export function summarySentences(transcription: Pick<Transcription, 'transcript' | 'words'>): string[] {
   if (/[.!?]/.test(transcription.transcript)) return splitSentences(transcription.transcript);
   const sentences: Word[][] = [];
   for (const word of transcription.words) {
@@ -66,7 +66,7 @@ export function sentencesOf(transcription: Pick<Transcription, 'transcript' | 'w
       current.push(word);
     }
   }
-  return sentences.map((words) => words.map((word) => word.word).join(' '));
+  return sentences.map(joinWords);
 }
 
 function terms(sentence: string): string[] {

@@ -1,17 +1,17 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
-import { decodeWorkerMessage, jobIdOfMessage } from '#core/messages';
+import { decodeWorkerMessage } from '#core/messages';
 import { failAbandonedJob } from '#core/process-job';
 
 const processor = new BatchProcessor(EventType.SQS);
 
 async function processRecord(record: SQSRecord): Promise<void> {
+  const { config, jobs } = awsServices();
   let jobId: string | undefined;
   try {
-    jobId = jobIdOfMessage(decodeWorkerMessage(record.body), readAwsConfig().transcribeJobPrefix);
+    jobId = decodeWorkerMessage(record.body, config.transcribeJobPrefix)?.jobId;
   } catch {
     jobId = undefined;
   }
@@ -20,7 +20,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
     logger.error('Dead-lettered message names no job of this deployment', { messageId: record.messageId });
     return;
   }
-  const failed = await failAbandonedJob(awsServices().jobs, jobId);
+  const failed = await failAbandonedJob(jobs, jobId);
   logger.error('Job given up after repeated failures', { jobId, markedError: failed });
 }
 

@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { ENV } from '#commons/contract';
 import type { StatusRecord } from '#core/job';
 import { parseJobOptions } from '#core/options';
 import { joinWords, type TranscriptResult, type Word } from '#core/result';
 import { LocalTranscriber } from '#speech/local-transcriber';
-import { SphinxEngine } from '#speech/sphinx';
+import { SphinxRecognizer } from '#speech/sphinx';
+import { readLocalSettings } from '../settings.ts';
 import { diarizationErrorRate, type SpeakerTurn, wordErrors } from './metrics.ts';
 
 const usage = `Usage: npm run eval -- --samples DIR [--json FILE] [--url URL --key KEY] [--baseline]
@@ -102,9 +104,9 @@ async function main(): Promise<void> {
   if (!service) {
     console.log('Starting a local runtime for the evaluation…');
     // The worker's per-job logs would drown the table; the level is read when the logger is loaded.
-    process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+    process.env[ENV.logLevel] ??= 'WARN';
     const { startLocalRuntime } = await import('../runtime.ts');
-    service = await startLocalRuntime({ port: 0, workerConcurrency: 1, log: () => {} });
+    service = await startLocalRuntime({ ...readLocalSettings(), port: 0, workerConcurrency: 1 }, () => {});
   }
   const measurements: Measurement[] = [];
   try {
@@ -285,7 +287,7 @@ function turnBoundaryError(
 async function baselineErrors(file: string, reference: string): Promise<number> {
   const workDir = await mkdtemp(join(tmpdir(), 'eval-baseline-'));
   try {
-    const untuned = new LocalTranscriber(new SphinxEngine('pocketsphinx_continuous', []));
+    const untuned = new LocalTranscriber(new SphinxRecognizer('pocketsphinx_continuous', []));
     const result = await untuned.transcribe({ audioFile: file, workDir, options: parseJobOptions({}) });
     return wordErrors(reference, result.transcript).errors;
   } finally {

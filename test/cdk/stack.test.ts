@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '#cdk/app';
-import { RESOURCES, RETENTION_DAYS } from '#core/resources';
+import { RESOURCES, RETENTION_DAYS } from '#commons/contract';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
@@ -53,7 +53,7 @@ describe('data', () => {
     });
   });
 
-  it('blocks public access, encrypts, expires audio and results after 90 days and allows presigned PUTs', () => {
+  it('blocks public access, encrypts, and expires audio and results after 90 days', () => {
     template.hasResourceProperties('AWS::S3::Bucket', {
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true,
@@ -69,7 +69,8 @@ describe('data', () => {
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
         ]),
       },
-      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedMethods: ['PUT'] })] },
+      // No route uploads to the bucket from a browser yet, so no CORS rule opens it.
+      CorsConfiguration: Match.absent(),
     });
   });
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
 import type { StatusRecord } from '#core/job';
 import type { OPTION_FIELDS } from '#core/options';
-import { MAX_DIRECT_UPLOAD_BYTES } from '#core/resources';
 import { wordErrorRate } from '#local/evaluation/metrics';
 import { type RuntimeProcess, startRuntimeProcess } from '#test/helpers/runtime-process';
 import { findSample, type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';

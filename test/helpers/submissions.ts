@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'vitest';
 import { handler as submit } from '#api/submit';
-import type { ApiErrorCode } from '#core/errors';
+import type { RequestErrorCode } from '#core/errors';
 import type { SubmissionRecord } from '#core/job';
 import { apiEvent, multipartBody } from './events.ts';
 import { type Sample, samplePath } from './samples.ts';
 
 /** A submission answer: the job record, or an error. */
 export type SubmitBody = Partial<SubmissionRecord> & {
-  error?: { code: ApiErrorCode; message: string; field?: string };
+  error?: { code: RequestErrorCode; message: string; field?: string };
 };
 
 /** Posts a form to the real submit handler, as API Gateway would after the authorizer let it through. */

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#api/authorizer';
 import { awsServices } from '#aws/services';
 import { createApiKey, hashApiKey } from '#core/api-keys';
-import { useFreshResources } from '#test/helpers/resources';
+import { useFreshResources } from '#test/helpers/fresh-resources';
 
 const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1-beta/POST/v1-beta/transcript';
 

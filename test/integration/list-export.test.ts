@@ -2,12 +2,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as exportHandler } from '#api/export';
 import { handler as list } from '#api/list';
 import { awsServices } from '#aws/services';
-import { type Job, newJob, newJobId, resultKey } from '#core/job';
+import { resultKey } from '#commons/contract';
+import { type Job, newJob, newJobId } from '#core/job';
 import type { JobList } from '#core/list-jobs';
 import { parseJobOptions } from '#core/options';
 import type { TranscriptResult } from '#core/result';
 import { apiEvent } from '#test/helpers/events';
-import { useFreshResources } from '#test/helpers/resources';
+import { useFreshResources } from '#test/helpers/fresh-resources';
 
 const DAY_MS = 86_400_000;
 const stored: Record<string, Job> = {};
@@ -54,7 +55,6 @@ beforeAll(async () => {
   await jobs.complete(completed.id, {
     resultKey: resultKey('acme', completed.id),
     audio_duration_ms: 3000,
-    now: new Date(),
   });
 });
 

@@ -1,11 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#api/status';
 import { awsServices } from '#aws/services';
-import { newJob, newJobId, resultKey } from '#core/job';
+import { resultKey } from '#commons/contract';
+import { newJob, newJobId } from '#core/job';
 import { parseJobOptions } from '#core/options';
 import type { TranscriptResult } from '#core/result';
 import { apiEvent } from '#test/helpers/events';
-import { useFreshResources } from '#test/helpers/resources';
+import { useFreshResources } from '#test/helpers/fresh-resources';
 
 beforeAll(async () => {
   await useFreshResources();
@@ -62,7 +63,7 @@ describe('GET /v1-beta/transcript/status', () => {
     const key = resultKey(job.tenantId, job.id);
     await media.putResult(key, result);
     await jobs.claim(job.id, new Date(), 60_000);
-    await jobs.complete(job.id, { resultKey: key, audio_duration_ms: 800, now: new Date() });
+    await jobs.complete(job.id, { resultKey: key, audio_duration_ms: 800 });
 
     const { body } = await status(job.id, 'tenant-a');
     expect(body.status).toBe('completed');
@@ -72,11 +73,7 @@ describe('GET /v1-beta/transcript/status', () => {
 
   it('carries the error of a failed job', async () => {
     const job = await storedJob('tenant-a');
-    await awsServices().jobs.fail(
-      job.id,
-      { code: 'no_audio', message: 'The file has no audio stream.' },
-      new Date(),
-    );
+    await awsServices().jobs.fail(job.id, { code: 'no_audio', message: 'The file has no audio stream.' });
     const { body } = await status(job.id, 'tenant-a');
     expect(body).toMatchObject({
       status: 'error',

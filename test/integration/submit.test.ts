@@ -4,12 +4,12 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#api/submit';
 import { createS3Client, createSqsClient } from '#aws/clients';
-import { readAwsConfig } from '#aws/config';
+import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
+import { MAX_DIRECT_UPLOAD_BYTES, RETENTION_DAYS } from '#commons/contract';
 import { decodeWorkerMessage } from '#core/messages';
-import { MAX_DIRECT_UPLOAD_BYTES, RETENTION_DAYS } from '#core/resources';
 import { apiEvent } from '#test/helpers/events';
-import { useFreshResources } from '#test/helpers/resources';
+import { useFreshResources } from '#test/helpers/fresh-resources';
 import { type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
 import { submitForm } from '#test/helpers/submissions';
 
@@ -33,7 +33,7 @@ function audioForm(fields: Record<string, string> = {}, part = 'audio'): FormDat
 }
 
 async function storedKeys(prefix: string): Promise<string[]> {
-  const config = readAwsConfig();
+  const config = readServiceConfig();
   const listing = await createS3Client(config).send(
     new ListObjectsV2Command({ Bucket: config.mediaBucket, Prefix: prefix }),
   );
@@ -72,7 +72,7 @@ describe('POST /v1-beta/transcript', () => {
     await awsServices().media.downloadToFile(job?.audioKey ?? '', path);
     expect((await readFile(path)).equals(audio)).toBe(true);
 
-    const config = readAwsConfig();
+    const config = readServiceConfig();
     const { Messages = [] } = await createSqsClient(config).send(
       new ReceiveMessageCommand({
         QueueUrl: config.jobsQueueUrl,
@@ -80,7 +80,7 @@ describe('POST /v1-beta/transcript', () => {
         WaitTimeSeconds: 1,
       }),
     );
-    expect(Messages.map((message) => decodeWorkerMessage(message.Body ?? ''))).toContainEqual({
+    expect(Messages.map((message) => decodeWorkerMessage(message.Body ?? '', ''))).toContainEqual({
       kind: 'process',
       jobId: body.id,
     });

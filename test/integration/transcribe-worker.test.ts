@@ -12,17 +12,17 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as status } from '#api/status';
 import { createS3Client, createSqsClient } from '#aws/clients';
-import { readAwsConfig } from '#aws/config';
+import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
+import { ASYNC_CHECK_INTERVAL_SECONDS } from '#commons/contract';
 import type { StatusRecord } from '#core/job';
-import { encodeCheckMessage, encodeJobMessage } from '#core/messages';
-import { ENGINE_CHECK_INTERVAL_SECONDS } from '#core/resources';
-import type { LocalQueues } from '#local/resources';
+import { encodeCheckMessage, encodeProcessMessage } from '#core/messages';
+import type { LocalQueues } from '#local/provision';
 import { apiEvent, sqsEvent } from '#test/helpers/events';
-import { useFreshResources } from '#test/helpers/resources';
+import { useFreshResources } from '#test/helpers/fresh-resources';
 import { findSample, type Sample } from '#test/helpers/samples';
 import { submitSample } from '#test/helpers/submissions';
-import { handler as worker } from '#worker/transcribe-job';
+import { handler as worker } from '#worker/handler';
 
 const fixture = <T = Record<string, unknown>>(name: string): T =>
   JSON.parse(readFileSync(new URL(`../fixtures/transcribe/${name}.json`, import.meta.url), 'utf8'));
@@ -64,7 +64,7 @@ function stateChange(jobId: string, jobStatus: 'COMPLETED' | 'FAILED', prefix = 
 
 /** What Transcribe does on completion: its output document lands in our bucket. */
 async function transcribeWritesOutput(jobId: string, name: string): Promise<void> {
-  const config = readAwsConfig();
+  const config = readServiceConfig();
   await createS3Client(config).send(
     new PutObjectCommand({
       Bucket: config.mediaBucket,
@@ -85,7 +85,7 @@ async function statusOf(jobId: string): Promise<StatusRecord> {
 }
 
 async function delayedMessages(): Promise<number> {
-  const { Attributes } = await createSqsClient(readAwsConfig()).send(
+  const { Attributes } = await createSqsClient(readServiceConfig()).send(
     new GetQueueAttributesCommand({
       QueueUrl: queues.jobsQueueUrl,
       AttributeNames: ['ApproximateNumberOfMessagesDelayed'],
@@ -101,10 +101,10 @@ describe('worker with the transcribe engine', () => {
       tldr: 'true',
       short_hand_notes: 'true',
     });
-    const config = readAwsConfig();
+    const config = readServiceConfig();
     const delayedBefore = await delayedMessages();
 
-    expect((await worker(sqsEvent([encodeJobMessage(jobId)]))).batchItemFailures).toEqual([]);
+    expect((await worker(sqsEvent([encodeProcessMessage(jobId)]))).batchItemFailures).toEqual([]);
     const starts = transcribe.commandCalls(StartTranscriptionJobCommand);
     expect(starts).toHaveLength(1);
     expect(starts[0]?.args[0].input).toEqual({
@@ -116,7 +116,7 @@ describe('worker with the transcribe engine', () => {
       Settings: { ShowSpeakerLabels: true, MaxSpeakerLabels: 30 },
     });
     const started = await awsServices().jobs.get(jobId);
-    expect(started).toMatchObject({ status: 'processing', engineStartedAt: expect.any(String) });
+    expect(started).toMatchObject({ status: 'processing', handedOffAt: expect.any(String) });
     expect(Math.abs((started?.audio_duration_ms ?? 0) - (mono.duration_s ?? 0) * 1000)).toBeLessThan(100);
     // A check is scheduled in case the completion event is lost.
     expect(await delayedMessages()).toBe(delayedBefore + 1);
@@ -164,7 +164,7 @@ describe('worker with the transcribe engine', () => {
   it('asks for channel identification for a dual-channel job and maps the channels', async () => {
     const stereo = findSample((sample) => sample.kind === 'stereo');
     const jobId = await submitted(stereo, { dual_channel: 'true', speaker_diarization: 'true' });
-    await worker(sqsEvent([encodeJobMessage(jobId)]));
+    await worker(sqsEvent([encodeProcessMessage(jobId)]));
     expect(transcribe.commandCalls(StartTranscriptionJobCommand)[0]?.args[0].input.Settings).toEqual({
       ChannelIdentification: true,
     });
@@ -178,7 +178,7 @@ describe('worker with the transcribe engine', () => {
 
   it("ends the job in error with Transcribe's reason when the Transcribe job failed", async () => {
     const jobId = await submitted(mono, {});
-    await worker(sqsEvent([encodeJobMessage(jobId)]));
+    await worker(sqsEvent([encodeProcessMessage(jobId)]));
     transcribe.on(GetTranscriptionJobCommand).resolves(fixture('get-transcription-job-failed'));
     expect((await worker(sqsEvent([stateChange(jobId, 'FAILED')]))).batchItemFailures).toEqual([]);
     const record = await statusOf(jobId);
@@ -189,7 +189,7 @@ describe('worker with the transcribe engine', () => {
 
   it('finishes a job whose completion event was lost, through the scheduled checks', async () => {
     const jobId = await submitted(mono, {});
-    await worker(sqsEvent([encodeJobMessage(jobId)]));
+    await worker(sqsEvent([encodeProcessMessage(jobId)]));
     transcribe
       .on(GetTranscriptionJobCommand)
       .resolves({ TranscriptionJob: { TranscriptionJobStatus: 'IN_PROGRESS' } });
@@ -197,7 +197,7 @@ describe('worker with the transcribe engine', () => {
     expect((await worker(sqsEvent([encodeCheckMessage(jobId, 1)]))).batchItemFailures).toEqual([]);
     expect((await statusOf(jobId)).status).toBe('processing');
     expect(await delayedMessages()).toBe(delayedBefore + 1);
-    expect(ENGINE_CHECK_INTERVAL_SECONDS).toBeLessThanOrEqual(900);
+    expect(ASYNC_CHECK_INTERVAL_SECONDS).toBeLessThanOrEqual(900);
 
     await transcribeWritesOutput(jobId, 'mono');
     await worker(sqsEvent([encodeCheckMessage(jobId, 2)]));
@@ -206,15 +206,15 @@ describe('worker with the transcribe engine', () => {
 
   it('refuses a one-channel file for dual_channel before paying for Transcribe', async () => {
     const jobId = await submitted(mono, { dual_channel: 'true' });
-    await worker(sqsEvent([encodeJobMessage(jobId)]));
+    await worker(sqsEvent([encodeProcessMessage(jobId)]));
     expect((await statusOf(jobId)).error?.code).toBe('not_dual_channel');
     expect(transcribe.commandCalls(StartTranscriptionJobCommand)).toHaveLength(0);
   });
 
   it('starts Transcribe once: a repeated start message leaves the job to its events', async () => {
     const jobId = await submitted(mono, {});
-    await worker(sqsEvent([encodeJobMessage(jobId)]));
-    await worker(sqsEvent([encodeJobMessage(jobId)], 2));
+    await worker(sqsEvent([encodeProcessMessage(jobId)]));
+    await worker(sqsEvent([encodeProcessMessage(jobId)], 2));
     expect(transcribe.commandCalls(StartTranscriptionJobCommand)).toHaveLength(1);
     expect((await statusOf(jobId)).status).toBe('processing');
   });
@@ -224,10 +224,10 @@ describe('worker with the transcribe engine', () => {
     transcribe
       .on(StartTranscriptionJobCommand)
       .rejects(new ConflictException({ message: 'The requested job name already exists.', $metadata: {} }));
-    expect((await worker(sqsEvent([encodeJobMessage(jobId)]))).batchItemFailures).toEqual([]);
+    expect((await worker(sqsEvent([encodeProcessMessage(jobId)]))).batchItemFailures).toEqual([]);
     expect(await awsServices().jobs.get(jobId)).toMatchObject({
       status: 'processing',
-      engineStartedAt: expect.any(String),
+      handedOffAt: expect.any(String),
     });
   });
 

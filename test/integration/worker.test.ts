@@ -1,17 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSqsClient } from '#aws/clients';
-import { readAwsConfig } from '#aws/config';
+import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
 import type { Job } from '#core/job';
-import { encodeJobMessage } from '#core/messages';
+import { encodeProcessMessage } from '#core/messages';
 import { QueuePoller, type SqsHandler } from '#local/poller';
-import type { LocalQueues } from '#local/resources';
+import type { LocalQueues } from '#local/provision';
 import { sqsEvent } from '#test/helpers/events';
-import { useFreshResources } from '#test/helpers/resources';
+import { useFreshResources } from '#test/helpers/fresh-resources';
 import { findSample, type Sample } from '#test/helpers/samples';
 import { submitSample } from '#test/helpers/submissions';
 import { handler as deadLetter } from '#worker/dead-letter';
-import { handler as worker } from '#worker/transcribe-job';
+import { handler as worker } from '#worker/handler';
 
 let queues: LocalQueues;
 beforeAll(async () => {
@@ -45,7 +45,7 @@ async function eventually<T>(
 
 function poller(queueUrl: string, handler: SqsHandler): QueuePoller {
   return new QueuePoller({
-    sqs: createSqsClient(readAwsConfig()),
+    sqs: createSqsClient(readServiceConfig()),
     queueUrl,
     handler,
     batchSize: 1,
@@ -57,7 +57,7 @@ function poller(queueUrl: string, handler: SqsHandler): QueuePoller {
 describe('worker', () => {
   it('transcribes a queued job, stores the result in S3 and completes the job', async () => {
     const job = await submitted(utterance, { punctuate: 'false' });
-    const response = await worker(sqsEvent([encodeJobMessage(job.id)]));
+    const response = await worker(sqsEvent([encodeProcessMessage(job.id)]));
     expect(response.batchItemFailures).toEqual([]);
 
     const done = await awsServices().jobs.get(job.id);
@@ -72,7 +72,7 @@ describe('worker', () => {
 
   it('ends a job whose file cannot be decoded in error, without retrying', async () => {
     const job = await submitted(undecodable);
-    const response = await worker(sqsEvent([encodeJobMessage(job.id)]));
+    const response = await worker(sqsEvent([encodeProcessMessage(job.id)]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await awsServices().jobs.get(job.id)).toMatchObject({
       status: 'error',
@@ -82,9 +82,9 @@ describe('worker', () => {
 
   it('never runs a finished job again when its message is delivered twice', async () => {
     const job = await submitted(utterance);
-    await worker(sqsEvent([encodeJobMessage(job.id)]));
+    await worker(sqsEvent([encodeProcessMessage(job.id)]));
     const first = await awsServices().jobs.get(job.id);
-    const again = await worker(sqsEvent([encodeJobMessage(job.id)], 2));
+    const again = await worker(sqsEvent([encodeProcessMessage(job.id)], 2));
     expect(again.batchItemFailures).toEqual([]);
     expect(await awsServices().jobs.get(job.id)).toEqual(first);
   });
@@ -93,7 +93,7 @@ describe('worker', () => {
     const job = await submitted(utterance);
     const { jobs } = awsServices();
     await jobs.claim(job.id, new Date(), 60_000);
-    const busy = await worker(sqsEvent([encodeJobMessage(job.id)]));
+    const busy = await worker(sqsEvent([encodeProcessMessage(job.id)]));
     expect(busy.batchItemFailures).toEqual([{ itemIdentifier: 'message-0' }]);
     expect((await jobs.get(job.id))?.status).toBe('processing');
   });
@@ -103,7 +103,7 @@ describe('worker', () => {
     const { jobs } = awsServices();
     // Claimed two hours ago for one minute by a worker that never finished.
     await jobs.claim(job.id, new Date(Date.now() - 7_200_000), 60_000);
-    const response = await worker(sqsEvent([encodeJobMessage(job.id)], 2));
+    const response = await worker(sqsEvent([encodeProcessMessage(job.id)], 2));
     expect(response.batchItemFailures).toEqual([]);
     expect((await jobs.get(job.id))?.status).toBe('completed');
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newJob, resultKey, toStatusRecord, toSubmissionRecord } from '#core/job';
+import { resultKey } from '#commons/contract';
+import { newJob, toStatusRecord, toSubmissionRecord } from '#core/job';
 import { parseJobOptions } from '#core/options';
 import type { TranscriptResult } from '#core/result';
 

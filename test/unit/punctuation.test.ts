@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { RecognizedWord } from '#speech/engine';
+import type { TimedWord } from '#core/result';
 import { CLAUSE_PAUSE_MS, punctuateWords, SENTENCE_PAUSE_MS } from '#speech/punctuation';
 
-const words = (entries: [string, number, number][]): RecognizedWord[] =>
+const words = (entries: [string, number, number][]): TimedWord[] =>
   entries.map(([text, startMs, endMs]) => ({ text, startMs, endMs, confidence: 0.9 }));
 
 const spoken = words([

@@ -15,7 +15,7 @@ describe('parseSphinxOutput', () => {
       '</s> 1.160 1.200 1.0',
     ].join('\n');
     expect(parseSphinxOutput(output)).toEqual([
-      { text: 'hello', startMs: 30, endMs: 500, confidence: 0.013877 },
+      { text: 'hello', startMs: 30, endMs: 500, confidence: 0.014 },
       { text: 'world', startMs: 730, endMs: 1140, confidence: 1 },
       { text: 'the', startMs: 1150, endMs: 1150, confidence: 0.5 },
     ]);

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { BedrockSummarizer, CHUNK_CHARS, SYSTEM_PROMPT } from '#aws/bedrock-summarizer';
 import type { Transcription } from '#core/ports';
 import { countWords } from '#core/text';
-import { LocalSummarizer, rankSentences, sentencesOf } from '#speech/summarizer';
+import { LocalSummarizer, rankSentences, summarySentences } from '#speech/summarizer';
 
 const meeting = [
   'Okay so we looked at the budget for the new warehouse this morning.',
@@ -87,7 +87,7 @@ describe('LocalSummarizer', () => {
       { word: 'part', startTime: 310, endTime: 600, confidence: 1 },
       { word: 'second', startTime: 1500, endTime: 1800, confidence: 1 },
     ];
-    expect(sentencesOf({ transcript: 'first part second', words })).toEqual(['first part', 'second']);
+    expect(summarySentences({ transcript: 'first part second', words })).toEqual(['first part', 'second']);
   });
 
   it('ranks the sentence that shares most with the others first', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { mapTranscribeOutput } from '#speech/transcribe-output';
+import { mapTranscribeOutput } from '#aws/transcribe-output';
 
 const fixture = (name: string): unknown =>
   JSON.parse(readFileSync(new URL(`../fixtures/transcribe/${name}.json`, import.meta.url), 'utf8'));

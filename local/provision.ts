@@ -2,8 +2,8 @@ import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dyn
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createDocumentClient, createS3Client, createSqsClient } from '#aws/clients';
-import type { AwsConfig } from '#aws/config';
-import { RESOURCES } from '#core/resources';
+import type { ServiceConfig } from '#aws/config';
+import { RESOURCES } from '#commons/contract';
 
 export interface LocalQueues {
   jobsQueueUrl: string;
@@ -12,7 +12,7 @@ export interface LocalQueues {
 
 /** Creates the tables, bucket and queues with the names and settings the CDK stack uses. */
 export async function createResources(
-  config: AwsConfig,
+  config: ServiceConfig,
   settings: { visibilityTimeoutSeconds?: number; queueNameSuffix?: string } = {},
 ): Promise<LocalQueues> {
   const suffix = settings.queueNameSuffix ? `-${settings.queueNameSuffix}` : '';

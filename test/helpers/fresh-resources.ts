@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readAwsConfig } from '#aws/config';
-import { createResources, type LocalQueues } from '#local/resources';
+import { readServiceConfig } from '#aws/config';
+import { createResources, type LocalQueues } from '#local/provision';
 
 /**
  * Fresh tables, bucket and queues for one test file, under unique names, with the settings of the
@@ -13,7 +13,7 @@ export async function useFreshResources(
   process.env.JOBS_TABLE = `jobs-${suffix}`;
   process.env.API_KEYS_TABLE = `api-keys-${suffix}`;
   process.env.MEDIA_BUCKET = `media-${suffix}`;
-  const queues = await createResources(readAwsConfig(), { ...settings, queueNameSuffix: suffix });
+  const queues = await createResources(readServiceConfig(), { ...settings, queueNameSuffix: suffix });
   process.env.JOBS_QUEUE_URL = queues.jobsQueueUrl;
   return queues;
 }

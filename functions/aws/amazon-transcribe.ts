@@ -5,22 +5,20 @@ import {
   StartTranscriptionJobCommand,
   type TranscribeClient,
 } from '@aws-sdk/client-transcribe';
+import { transcribeJobName, transcribeOutputKey } from '#commons/contract';
 import { type JobError, JobFailure } from '#core/errors';
 import type { Job } from '#core/job';
-import { engineJobName } from '#core/messages';
-import type { AsyncTranscriber, EngineOutcome, MediaStore } from '#core/ports';
+import type { AsyncTranscriber, AsyncTranscriptionState, MediaStore } from '#core/ports';
 import { dualChannelSelection, probeMedia } from '#speech/media';
-import { mapTranscribeOutput } from '#speech/transcribe-output';
+import { mapTranscribeOutput } from './transcribe-output.ts';
 
 /** Transcribe tells speakers apart up to this number; the real count is found automatically. */
-export const MAX_SPEAKER_LABELS = 30;
+const MAX_SPEAKER_LABELS = 30;
 
-export interface TranscribeSettings {
+export interface AmazonTranscribeSettings {
   bucket: string;
   /** Prefix of this deployment's job names (the EventBridge rule matches it). */
-  jobPrefix: string;
-  /** Where Transcribe writes its output documents in the bucket. */
-  outputPrefix: string;
+  transcribeJobPrefix: string;
 }
 
 /**
@@ -28,13 +26,13 @@ export interface TranscribeSettings {
  * refused with a precise code before Transcribe is paid), starts a job that reads the audio from the
  * bucket and writes its output there, and maps that output once the job is done.
  */
-export class TranscribeEngine implements AsyncTranscriber {
+export class AmazonTranscribe implements AsyncTranscriber {
   readonly mode = 'async';
 
   constructor(
     private readonly client: TranscribeClient,
     private readonly media: MediaStore,
-    private readonly settings: TranscribeSettings,
+    private readonly settings: AmazonTranscribeSettings,
   ) {}
 
   async start(input: { job: Job; audioFile: string }): Promise<{ audio_duration_ms: number }> {
@@ -44,11 +42,11 @@ export class TranscribeEngine implements AsyncTranscriber {
     try {
       await this.client.send(
         new StartTranscriptionJobCommand({
-          TranscriptionJobName: engineJobName(this.settings.jobPrefix, job.id),
+          TranscriptionJobName: transcribeJobName(this.settings.transcribeJobPrefix, job.id),
           LanguageCode: 'en-US',
           Media: { MediaFileUri: `s3://${this.settings.bucket}/${job.audioKey}` },
           OutputBucketName: this.settings.bucket,
-          OutputKey: this.outputKey(job),
+          OutputKey: transcribeOutputKey(job.tenantId, job.id),
           // Transcribe refuses speaker labels together with channel identification: a channel is a speaker.
           ...(job.options.dual_channel
             ? { Settings: { ChannelIdentification: true } }
@@ -69,15 +67,15 @@ export class TranscribeEngine implements AsyncTranscriber {
     return { audio_duration_ms: info.durationMs ?? 0 };
   }
 
-  async poll(job: Job): Promise<EngineOutcome> {
+  async poll(job: Job): Promise<AsyncTranscriptionState> {
     const { TranscriptionJob } = await this.client.send(
       new GetTranscriptionJobCommand({
-        TranscriptionJobName: engineJobName(this.settings.jobPrefix, job.id),
+        TranscriptionJobName: transcribeJobName(this.settings.transcribeJobPrefix, job.id),
       }),
     );
     switch (TranscriptionJob?.TranscriptionJobStatus) {
       case 'COMPLETED': {
-        const document = await this.media.readJson(this.outputKey(job));
+        const document = await this.media.readJson(transcribeOutputKey(job.tenantId, job.id));
         const mapped = mapTranscribeOutput(document, job.options);
         const lastEnd = mapped.words.at(-1)?.endTime ?? 0;
         return {
@@ -97,10 +95,6 @@ export class TranscribeEngine implements AsyncTranscriber {
       default:
         return { state: 'running' };
     }
-  }
-
-  private outputKey(job: Job): string {
-    return `${this.settings.outputPrefix}${job.tenantId}/${job.id}.json`;
   }
 }
 

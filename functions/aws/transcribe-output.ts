@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JobOptions } from '#core/options';
-import { joinWords, SpeakerNumbering, speakerTurns, type TranscriptResult, type Word } from '#core/result';
+import { type AssembledTranscript, assembleTranscript, type TimedWord } from '#core/result';
 
 /** One entry of `results.items` (or of a channel's items) in an Amazon Transcribe output document. */
 const item = z.object({
@@ -35,26 +35,19 @@ const transcribeOutput = z.object({
 
 type Item = z.infer<typeof item>;
 
-interface TimedWord {
-  text: string;
-  startMs: number;
-  endMs: number;
-  confidence: number;
-  speakerLabel?: string;
-  channelLabel?: string;
-}
-
 const milliseconds = (seconds: string | undefined) => Math.round(Number(seconds ?? 0) * 1000);
+/** Transcribe labels channels ch_0, ch_1; ours are 1 and 2. */
+const channelOf = (label: string | undefined) => (label ? Number(label.replace(/^ch_/, '')) + 1 : undefined);
 
 /**
- * Maps a Transcribe output document to our words: integer milliseconds, spoken order, punctuation
+ * Maps a Transcribe output document to our result: integer milliseconds, spoken order, punctuation
  * attached to the word before it (or dropped, with the text lower-cased, when punctuate is false),
  * speakers "S1", "S2", … by first appearance (never `spk_0`), channels 1 and 2 (never `ch_0`).
  */
 export function mapTranscribeOutput(
   document: unknown,
   options: Pick<JobOptions, 'punctuate' | 'dual_channel' | 'speaker_diarization'>,
-): Pick<TranscriptResult, 'transcript' | 'words' | 'utterances'> {
+): AssembledTranscript {
   const { results } = transcribeOutput.parse(document);
   const items: Item[] =
     results.items.length > 0
@@ -72,51 +65,27 @@ export function mapTranscribeOutput(
     ),
   );
 
-  const timed: TimedWord[] = [];
+  const words: TimedWord[] = [];
   for (const entry of items) {
     const [best] = entry.alternatives;
     if (!best) continue;
     if (entry.type === 'punctuation') {
-      const previous = timed.at(-1);
+      const previous = words.at(-1);
       if (options.punctuate && previous) previous.text += best.content;
       continue;
     }
     const speakerLabel =
       entry.speaker_label ?? (entry.start_time ? speakerAt.get(entry.start_time) : undefined);
-    timed.push({
+    const channel = channelOf(entry.channel_label);
+    words.push({
       text: options.punctuate ? best.content : best.content.toLowerCase(),
       startMs: milliseconds(entry.start_time),
-      endMs: Math.max(milliseconds(entry.start_time), milliseconds(entry.end_time)),
-      confidence: Math.min(1, Math.max(0, Number(best.confidence ?? 0))),
-      ...(speakerLabel ? { speakerLabel } : {}),
-      ...(entry.channel_label ? { channelLabel: entry.channel_label } : {}),
+      endMs: milliseconds(entry.end_time),
+      confidence: Number(best.confidence ?? 0),
+      // A channel is the speaker of a dual-channel job: Transcribe cannot label speakers within one.
+      ...(options.dual_channel && channel !== undefined ? { channel } : {}),
+      ...(!options.dual_channel && options.speaker_diarization && speakerLabel ? { speakerLabel } : {}),
     });
   }
-
-  const channelOf = (label: string | undefined) =>
-    label ? Number(label.replace(/^ch_/, '')) + 1 : undefined;
-  timed.sort(
-    (a, b) => a.startMs - b.startMs || (channelOf(a.channelLabel) ?? 0) - (channelOf(b.channelLabel) ?? 0),
-  );
-
-  const speakers = new SpeakerNumbering<string>();
-  const words: Word[] = timed.map((entry) => {
-    const word: Word = {
-      startTime: entry.startMs,
-      endTime: entry.endMs,
-      word: entry.text,
-      confidence: entry.confidence,
-    };
-    const channel = channelOf(entry.channelLabel);
-    if (options.dual_channel && channel !== undefined) {
-      word.speaker = speakers.nameOf(`channel ${channel}`);
-      word.channel = channel;
-    } else if (options.speaker_diarization && entry.speakerLabel) {
-      word.speaker = speakers.nameOf(entry.speakerLabel);
-    }
-    return word;
-  });
-
-  const turns = options.dual_channel || options.speaker_diarization;
-  return { transcript: joinWords(words), words, ...(turns ? { utterances: speakerTurns(words) } : {}) };
+  return assembleTranscript(words);
 }

@@ -1,20 +1,18 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { readAwsConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
+import { WORKER_TIMEOUT_SECONDS } from '#commons/contract';
 import { logger } from '#commons/logger';
 import { decodeWorkerMessage } from '#core/messages';
 import { handleWorkerMessage, type ProcessDeps } from '#core/process-job';
-import { WORKER_TIMEOUT_SECONDS } from '#core/resources';
-import { createSummarizer, createTranscriber } from './engines.ts';
+import { createSummarizer, createTranscriber } from './transcribers.ts';
 
 const processor = new BatchProcessor(EventType.SQS);
 let deps: ProcessDeps | undefined;
 
 function processDeps(): ProcessDeps {
   if (!deps) {
-    const config = readAwsConfig();
-    const { jobs, media, queue } = awsServices();
+    const { config, jobs, media, queue } = awsServices();
     deps = {
       jobs,
       media,
@@ -22,14 +20,15 @@ function processDeps(): ProcessDeps {
       transcriber: createTranscriber(config, media),
       summarizer: createSummarizer(config),
       leaseMs: WORKER_TIMEOUT_SECONDS * 1000,
-      enginePrefix: config.transcribeJobPrefix,
+      clock: () => new Date(),
     };
   }
   return deps;
 }
 
 async function processRecord(record: SQSRecord): Promise<void> {
-  const message = decodeWorkerMessage(record.body);
+  const message = decodeWorkerMessage(record.body, awsServices().config.transcribeJobPrefix);
+  if (!message) return; // An Amazon Transcribe event about another deployment's job.
   try {
     const outcome = await handleWorkerMessage(processDeps(), message);
     logger.info('Message handled', { workerMessage: message, outcome });
@@ -44,7 +43,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
 }
 
 /**
- * SQS-triggered worker. Messages start jobs, check on jobs an engine has, or carry the engine's
+ * SQS-triggered worker. Messages start jobs, check on jobs handed to Amazon Transcribe, or carry its
  * completion events; failed messages are reported for redelivery.
  */
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {

@@ -1,0 +1,180 @@
+/**
+ * The deployment contract: every name, limit and setting that the CDK stack, the Lambda handlers and the
+ * local runtime must agree on, written once. `cdk/`, `functions/aws/`, `functions/worker/` and `local/`
+ * import it; nothing here imports the AWS SDK, so the domain may import it too.
+ */
+import { z } from 'zod';
+
+/** How long a job, its audio and its result are kept (SPEC 8: the console shows the last 90 days). */
+export const RETENTION_DAYS = 90;
+export const RETENTION_MS = RETENTION_DAYS * 24 * 60 * 60 * 1000;
+
+/** Longest audio accepted (DESIGN 3: up to 4 hours). */
+export const MAX_AUDIO_DURATION_MS = 4 * 60 * 60 * 1000;
+
+/**
+ * Largest request body accepted by `POST /v1-beta/transcript`. Lambda caps a synchronous invocation
+ * payload at 6 MiB (6,291,456 bytes); API Gateway delivers binary bodies base64-encoded (4/3 larger)
+ * inside a JSON event, so 64 KiB are kept for the event envelope: (6,291,456 - 65,536) * 3 / 4.
+ */
+export const MAX_DIRECT_UPLOAD_BYTES = 4_669_440;
+
+/** The worker Lambda's timeout; the queue's visibility timeout and the job lease derive from it. */
+export const WORKER_TIMEOUT_SECONDS = 900;
+
+/** How often a job left with an asynchronous transcriber is checked, in case its completion event is lost. */
+export const ASYNC_CHECK_INTERVAL_SECONDS = 600;
+
+/** How long an asynchronous transcriber may take before the job is given up (4 h of audio fit well within). */
+export const ASYNC_DEADLINE_MS = 6 * 60 * 60 * 1000;
+
+/** The API Gateway stage, locally and on AWS: `{base_url}` ends in `/prod/`. */
+export const STAGE_NAME = 'prod';
+
+/** The query parameter (SPEC 5) and header that carry the API key. */
+export const API_KEY_PARAMETER = 'x-api-key';
+
+/** What the worker transcribes with (the operator's `engine` setting, and `engine` in every result). */
+export const ENGINES = ['sphinx', 'transcribe'] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+/** What writes `tldr` and `short_hand_notes`. */
+export const SUMMARIZERS = ['local', 'bedrock'] as const;
+export type SummarizerName = (typeof SUMMARIZERS)[number];
+
+/** Where the media bucket keeps objects, each prefix with its own grants and expiry. */
+export const MEDIA_PREFIXES = {
+  audio: 'audio/',
+  results: 'results/',
+  transcribeOutput: 'transcribe/',
+} as const;
+export type MediaPrefix = keyof typeof MEDIA_PREFIXES;
+
+/** Amazon Transcribe output is read once, when its job completes; a week covers every retry. */
+export const TRANSCRIBE_OUTPUT_EXPIRATION_DAYS = 7;
+
+export function audioKey(tenantId: string, jobId: string): string {
+  return `${MEDIA_PREFIXES.audio}${tenantId}/${jobId}`;
+}
+
+export function resultKey(tenantId: string, jobId: string): string {
+  return `${MEDIA_PREFIXES.results}${tenantId}/${jobId}.json`;
+}
+
+export function transcribeOutputKey(tenantId: string, jobId: string): string {
+  return `${MEDIA_PREFIXES.transcribeOutput}${tenantId}/${jobId}.json`;
+}
+
+/**
+ * The prefix of this deployment's Amazon Transcribe job names: its EventBridge rule, its IAM grant and
+ * the worker all use it, so that a deployment sees only its own jobs.
+ */
+export function transcribeJobPrefix(stackName: string): string {
+  return `${stackName}-`;
+}
+
+export function transcribeJobName(prefix: string, jobId: string): string {
+  return `${prefix}${jobId}`;
+}
+
+/** The job a Transcribe job name stands for, or undefined for a job of another deployment. */
+export function jobIdOfTranscribeJob(prefix: string, name: string): string | undefined {
+  return prefix && name.startsWith(prefix) ? name.slice(prefix.length) : undefined;
+}
+
+/** Names and settings of the AWS resources; deployed names are CloudFormation's, these are the local ones. */
+export const RESOURCES = {
+  jobsTable: {
+    name: 'transcription-jobs',
+    partitionKey: 'id',
+    ttlAttribute: 'expiresAt',
+    tenantIndex: { name: 'byTenant', partitionKey: 'tenantId', sortKey: 'timestamp_submitted' },
+  },
+  apiKeysTable: {
+    name: 'transcription-api-keys',
+    partitionKey: 'keyHash',
+  },
+  mediaBucket: {
+    name: 'transcription-media',
+  },
+  jobsQueue: {
+    name: 'transcription-jobs',
+    // AWS advice for Lambda event sources: at least six times the function timeout.
+    visibilityTimeoutSeconds: 6 * WORKER_TIMEOUT_SECONDS,
+    batchSize: 1,
+  },
+  deadLetterQueue: {
+    name: 'transcription-jobs-dlq',
+    maxReceiveCount: 3,
+    retentionSeconds: 14 * 24 * 60 * 60,
+    batchSize: 10,
+  },
+} as const;
+
+/**
+ * Every environment variable a function reads. The stack sets them, the local runtime sets them for
+ * its handlers, and the README's configuration table lists them (a test checks).
+ */
+export const ENV = {
+  region: 'AWS_REGION',
+  jobsTable: 'JOBS_TABLE',
+  apiKeysTable: 'API_KEYS_TABLE',
+  mediaBucket: 'MEDIA_BUCKET',
+  jobsQueueUrl: 'JOBS_QUEUE_URL',
+  engine: 'ENGINE',
+  summarizer: 'SUMMARIZER',
+  bedrockModelId: 'BEDROCK_MODEL_ID',
+  transcribeJobPrefix: 'TRANSCRIBE_JOB_PREFIX',
+  localMode: 'LOCAL_MODE',
+  dynamodbEndpoint: 'DYNAMODB_ENDPOINT',
+  s3Endpoint: 'S3_ENDPOINT',
+  sqsEndpoint: 'SQS_ENDPOINT',
+  logLevel: 'POWERTOOLS_LOG_LEVEL',
+  serviceName: 'POWERTOOLS_SERVICE_NAME',
+} as const;
+export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+/** The log level of deployed functions. */
+export const DEPLOYED_LOG_LEVEL = 'INFO';
+
+/** The API's routes; the local gateway and the stack both build theirs from this list. */
+export const API_ROUTES = [
+  { method: 'POST', path: '/v1-beta/transcript', handler: 'submit', authorized: true },
+  { method: 'GET', path: '/v1-beta/transcript/status', handler: 'status', authorized: true },
+  { method: 'GET', path: '/v1-beta/transcript/export', handler: 'export', authorized: true },
+  { method: 'GET', path: '/v1-beta/transcripts', handler: 'list', authorized: true },
+  // The page holds no data; the data routes it calls are behind the authorizer.
+  { method: 'GET', path: '/console', handler: 'console', authorized: false },
+] as const;
+export type ApiHandlerName = (typeof API_ROUTES)[number]['handler'];
+
+/** Content types API Gateway passes to the handlers base64-encoded, so that audio arrives intact. */
+export const BINARY_MEDIA_TYPES = ['multipart/form-data', 'audio/*', 'video/*', 'application/octet-stream'];
+
+const count = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+
+/** The deployment's choices: `cdk deploy -c name=value` or `cdk.json` (the README's Deploy section). */
+export const deploymentSettingsSchema = z
+  .object({
+    stackName: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/)
+      .default('TranscriptionService'),
+    engine: z.enum(ENGINES).default('transcribe'),
+    summarizer: z.enum(SUMMARIZERS).default('local'),
+    bedrockModelId: z.string().min(1).optional(),
+    workerConcurrency: count(10),
+    authorizerCacheSeconds: count(300).pipe(z.number().max(3600)),
+    throttlingRateLimit: count(50),
+    throttlingBurstLimit: count(100),
+    alarmEmail: z.email().optional(),
+    maxQueueAgeSeconds: count(1800),
+  })
+  .refine((settings) => settings.summarizer !== 'bedrock' || settings.bedrockModelId, {
+    message: 'summarizer=bedrock needs -c bedrockModelId=…',
+  });
+export type DeploymentSettings = z.infer<typeof deploymentSettingsSchema>;
+/** The names of the deployment settings, to read each from the CDK context. */
+export const DEPLOYMENT_SETTING_NAMES = Object.keys(
+  deploymentSettingsSchema.shape,
+) as (keyof DeploymentSettings)[];

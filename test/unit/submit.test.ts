@@ -1,0 +1,74 @@
+import { Readable } from 'node:stream';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { audioKey } from '#commons/contract';
+import { RequestError } from '#core/errors';
+import { newJobId } from '#core/job';
+import { type Submission, submitJob } from '#core/submit';
+import {
+  InMemoryJobQueue,
+  InMemoryJobStore,
+  InMemoryMediaStore,
+  manualClock,
+} from '#test/helpers/memory-ports';
+
+let jobs: InMemoryJobStore;
+let media: InMemoryMediaStore;
+let queue: InMemoryJobQueue;
+const clock = manualClock();
+
+async function submission(fields: Record<string, string>, audio = Buffer.from('audio')): Promise<Submission> {
+  const id = newJobId();
+  const key = audioKey('acme', id);
+  const { bytes } = await media.putAudio(key, Readable.from([audio]));
+  return { id, tenantId: 'acme', fields, audio: { key, bytes }, now: clock() };
+}
+
+beforeEach(() => {
+  jobs = new InMemoryJobStore();
+  media = new InMemoryMediaStore();
+  queue = new InMemoryJobQueue();
+});
+
+describe('submitJob', () => {
+  it('records a queued job and sends its start message', async () => {
+    const job = await submitJob({ jobs, media, queue }, await submission({ custom: 'x' }));
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'queued', options: { custom: 'x' } });
+    expect(queue.sent).toEqual([{ jobId: job.id, delaySeconds: 0 }]);
+  });
+
+  it('removes the stored audio of a refused submission and records nothing', async () => {
+    const refused = await submission({ punctuate: 'maybe' });
+    await expect(submitJob({ jobs, media, queue }, refused)).rejects.toMatchObject({
+      code: 'invalid_option',
+      field: 'punctuate',
+    });
+    expect(media.objects.size).toBe(0);
+    expect(jobs.items.size).toBe(0);
+    expect(queue.sent).toEqual([]);
+  });
+
+  it('refuses an empty file and a form problem found while parsing, as the problem says', async () => {
+    await expect(
+      submitJob({ jobs, media, queue }, await submission({}, Buffer.alloc(0))),
+    ).rejects.toMatchObject({
+      code: 'missing_audio',
+    });
+    const problem = new RequestError('invalid_request', 'The form has more than 32 parts.');
+    await expect(submitJob({ jobs, media, queue }, { ...(await submission({})), problem })).rejects.toBe(
+      problem,
+    );
+    expect(media.objects.size).toBe(0);
+  });
+
+  it('puts a job whose start message could not be sent in error, so that it never waits in queued', async () => {
+    const failingQueue = {
+      enqueue: async () => {
+        throw new Error('queue unavailable');
+      },
+      scheduleCheck: async () => undefined,
+    };
+    const input = await submission({});
+    await expect(submitJob({ jobs, media, queue: failingQueue }, input)).rejects.toThrow('queue unavailable');
+    expect(await jobs.get(input.id)).toMatchObject({ status: 'error', error: { code: 'internal' } });
+  });
+});
