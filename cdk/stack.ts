@@ -5,6 +5,7 @@ import { Alarms } from './constructs/alarms.ts';
 import { Api } from './constructs/api.ts';
 import { Data } from './constructs/data.ts';
 import { Queues } from './constructs/queues.ts';
+import { Sweeper } from './constructs/sweeper.ts';
 import { Worker } from './constructs/worker.ts';
 
 export interface TranscriptionStackProps extends StackProps {
@@ -18,6 +19,7 @@ export class TranscriptionStack extends Stack {
   readonly data: Data;
   readonly queues: Queues;
   readonly alarms: Alarms;
+  readonly sweeper: Sweeper;
 
   constructor(scope: Construct, props: TranscriptionStackProps) {
     const { settings } = props;
@@ -31,8 +33,10 @@ export class TranscriptionStack extends Stack {
       authorizerCacheSeconds: settings.authorizerCacheSeconds,
       throttlingRateLimit: settings.throttlingRateLimit,
       throttlingBurstLimit: settings.throttlingBurstLimit,
+      maxActiveJobsPerTenant: settings.maxActiveJobsPerTenant,
     });
     this.worker = new Worker(this, 'Worker', { data: this.data, queues: this.queues, settings });
+    this.sweeper = new Sweeper(this, 'Sweeper', { data: this.data, queues: this.queues });
     this.alarms = new Alarms(this, 'Alarms', {
       api: this.api.restApi,
       worker: this.worker.worker,

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
-import { errorResponse } from '#api/http';
-import { BINARY_MEDIA_TYPES, STAGE_NAME } from '#commons/contract';
+import { errorResponse, jsonResponse } from '#api/http';
+import { API_KEY_PARAMETER, BINARY_MEDIA_TYPES, STAGE_NAME } from '#commons/contract';
 import { REQUEST_ERROR_CODES, RequestError } from '#core/errors';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -26,12 +27,25 @@ export interface Route {
 export interface GatewayOptions {
   routes: Route[];
   authorizer: AuthorizerHandler;
+  /**
+   * Seconds a decision is cached per key, as the stack's authorizer does (0: none). With a cache, the
+   * key must come in the query string, API Gateway's identity source: a header alone is refused.
+   */
+  authorizerCacheSeconds: number;
   /** Largest request body, as Lambda's payload limit imposes behind API Gateway. */
   maxBodyBytes: number;
   /** Answers GET /health; the service is ready when it resolves true. */
   health: () => boolean;
   log: (line: string) => void;
 }
+
+/** API Gateway's own cap on a request; bodies over the Lambda limit are read and dropped up to it. */
+const GATEWAY_MAX_BYTES = 10 * 1024 * 1024;
+/** API Gateway's limit on the request line and headers together (REST API quotas). */
+const MAX_HEADER_BYTES = 10 * 1024;
+/** A client that has not sent its headers, or its whole request, by then is cut off (slow clients). */
+const HEADERS_TIMEOUT_MS = 20_000;
+const REQUEST_TIMEOUT_MS = 120_000;
 
 /** Whether API Gateway, given the stack's binary media types, passes this content type base64-encoded. */
 function isBinary(contentType: string): boolean {
@@ -43,38 +57,93 @@ function isBinary(contentType: string): boolean {
 
 /**
  * A local stand-in for API Gateway (REST, proxy integration): each request becomes the event the
- * Lambda handlers get on AWS, with the request authorizer run first. A Deny is answered with 401 and
- * the error the authorizer put in its context, as the stack's ACCESS_DENIED gateway response does.
+ * Lambda handlers get on AWS, with the request authorizer run first (and its decisions cached). A Deny
+ * is answered with 401 and the error the authorizer put in its context, as the stack's ACCESS_DENIED
+ * gateway response does. Every answer, protocol errors included, is the API's JSON error shape.
  */
 export function createGateway(options: GatewayOptions): Server {
-  return createServer((request, response) => {
-    const started = Date.now();
-    handle(options, request, response)
-      .catch((error: unknown) => {
-        options.log(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
-        if (!response.headersSent)
-          send(response, errorResponse(new RequestError('internal', 'Internal error.')));
-      })
-      .finally(() => {
-        // The query string is left out: it carries the API key.
-        const path = (request.url ?? '').split('?')[0];
-        options.log(`${request.method} ${path} ${response.statusCode} ${Date.now() - started}ms`);
-      });
-  });
+  const decisions = new DecisionCache(options.authorizerCacheSeconds);
+  const server = createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: 5_000,
+    },
+    (request, response) => {
+      const started = Date.now();
+      handle(options, decisions, request, response)
+        .catch((error: unknown) => {
+          options.log(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
+          if (!response.headersSent && response.writable) {
+            send(response, errorResponse(new RequestError('internal', 'Internal error.')), true);
+          }
+        })
+        .finally(() => {
+          // The query string is left out: it carries the API key.
+          const path = (request.url ?? '').split('?')[0];
+          options.log(`${request.method} ${path} ${response.statusCode} ${Date.now() - started}ms`);
+        });
+    },
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerProtocolError(error, socket),
+  );
+  return server;
+}
+
+/** Requests Node refuses before they reach a handler (malformed, oversized headers, too slow), in JSON. */
+function answerProtocolError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, `The request line and headers are limited to ${MAX_HEADER_BYTES} bytes.`]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request was not received in time.']
+        : [400, 'The request is not valid HTTP.'];
+  const body = JSON.stringify({ error: { code: 'invalid_request', message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
+      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Authorizer decisions by key, for the cache's lifetime (a revoked key works until its entry expires). */
+class DecisionCache {
+  private readonly entries = new Map<string, { decision: APIGatewayAuthorizerResult; expires: number }>();
+
+  constructor(private readonly seconds: number) {}
+
+  get enabled(): boolean {
+    return this.seconds > 0;
+  }
+
+  async decide(
+    key: string,
+    ask: () => Promise<APIGatewayAuthorizerResult>,
+  ): Promise<APIGatewayAuthorizerResult> {
+    const now = Date.now();
+    const cached = this.entries.get(key);
+    if (this.enabled && cached && cached.expires > now) return cached.decision;
+    const decision = await ask();
+    if (this.enabled) {
+      this.entries.set(key, { decision, expires: now + this.seconds * 1000 });
+      for (const [entry, { expires }] of this.entries) if (expires <= now) this.entries.delete(entry);
+    }
+    return decision;
+  }
 }
 
 async function handle(
   options: GatewayOptions,
+  decisions: DecisionCache,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://localhost');
   if (request.method === 'GET' && url.pathname === '/health') {
     const ready = options.health();
-    send(response, {
-      statusCode: ready ? 200 : 503,
-      body: JSON.stringify({ status: ready ? 'ok' : 'starting' }),
-    });
+    send(response, jsonResponse(ready ? 200 : 503, { status: ready ? 'ok' : 'starting' }));
     return;
   }
   const route = options.routes.find(
@@ -101,23 +170,39 @@ async function handle(
 
   const headers = singleHeaders(request);
   const query = queryParameters(url);
-  const methodArn = `arn:aws:execute-api:us-east-1:000000000000:local/${STAGE_NAME}/${route.method}${route.path}`;
+  const single = lastValues(query);
   let authorizerContext: Record<string, string | number | boolean> = {};
   if (route.authorized) {
-    const decision = await options.authorizer({
-      type: 'REQUEST',
-      methodArn,
-      resource: route.path,
-      path: url.pathname,
-      httpMethod: route.method,
-      headers,
-      multiValueHeaders: multiValue(headers),
-      queryStringParameters: query,
-      multiValueQueryStringParameters: multiValue(query),
-      pathParameters: {},
-      stageVariables: {},
-      requestContext: requestContext(route, {}) as APIGatewayRequestAuthorizerEvent['requestContext'],
-    });
+    const key = single[API_KEY_PARAMETER];
+    if (decisions.enabled && !key) {
+      // API Gateway answers without calling a caching authorizer whose identity source is absent.
+      send(
+        response,
+        errorResponse(
+          new RequestError(
+            'missing_api_key',
+            `Pass your API key in the ${API_KEY_PARAMETER} query parameter.`,
+          ),
+        ),
+      );
+      return;
+    }
+    const decision = await decisions.decide(key ?? '', () =>
+      options.authorizer({
+        type: 'REQUEST',
+        methodArn: `arn:aws:execute-api:us-east-1:000000000000:local/${STAGE_NAME}/${route.method}${route.path}`,
+        resource: route.path,
+        path: url.pathname,
+        httpMethod: route.method,
+        headers,
+        multiValueHeaders: multiValue(headers),
+        queryStringParameters: single,
+        multiValueQueryStringParameters: query,
+        pathParameters: {},
+        stageVariables: {},
+        requestContext: requestContext(route, {}) as APIGatewayRequestAuthorizerEvent['requestContext'],
+      }),
+    );
     const context = decision.context ?? {};
     const allowed = decision.policyDocument.Statement.every(
       (statement) => 'Effect' in statement && statement.Effect === 'Allow',
@@ -132,14 +217,15 @@ async function handle(
 
   const contentType = headers['content-type'] ?? '';
   const binary = isBinary(contentType);
+  const hasQuery = Object.keys(query).length > 0;
   const result = await route.handler({
     resource: route.path,
     path: url.pathname,
     httpMethod: route.method,
     headers,
     multiValueHeaders: multiValue(headers),
-    queryStringParameters: Object.keys(query).length ? query : null,
-    multiValueQueryStringParameters: Object.keys(query).length ? multiValue(query) : null,
+    queryStringParameters: hasQuery ? single : null,
+    multiValueQueryStringParameters: hasQuery ? query : null,
     pathParameters: null,
     stageVariables: null,
     body: body.length === 0 ? null : body.toString(binary ? 'base64' : 'utf8'),
@@ -149,10 +235,10 @@ async function handle(
   send(response, result);
 }
 
-/** API Gateway's own cap on a request; bodies over the Lambda limit are read and dropped up to it. */
-const GATEWAY_MAX_BYTES = 10 * 1024 * 1024;
-
-/** Reads the body whole, as API Gateway does before invoking; a body over `limit` is drained, not kept. */
+/**
+ * Reads the body whole, as API Gateway does before invoking, with or without a Content-Length. A body
+ * over `limit` is drained, not kept, up to API Gateway's own cap; a client that goes away rejects.
+ */
 function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -166,6 +252,7 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'to
       }
     });
     request.on('end', () => resolve(size > limit ? 'too_large' : Buffer.concat(chunks)));
+    request.on('aborted', () => reject(new Error('The client went away before sending its whole body.')));
     request.on('error', reject);
   });
 }
@@ -178,10 +265,16 @@ function singleHeaders(request: IncomingMessage): Record<string, string> {
   return headers;
 }
 
-function queryParameters(url: URL): Record<string, string> {
-  const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = value;
+/** Every value of every query parameter, as API Gateway's multiValueQueryStringParameters. */
+function queryParameters(url: URL): Record<string, string[]> {
+  const query: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
   return query;
+}
+
+/** The last value of each parameter, as API Gateway's queryStringParameters. */
+function lastValues(query: Record<string, string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(query).map(([name, values]) => [name, values.at(-1) ?? '']));
 }
 
 function multiValue(values: Record<string, string>): Record<string, string[]> {

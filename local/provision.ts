@@ -21,27 +21,26 @@ export async function createResources(
   const sqs = createSqsClient(config);
   try {
     const { jobsTable, apiKeysTable, deadLetterQueue, jobsQueue } = RESOURCES;
-    const { tenantIndex } = jobsTable;
+    const { tenantIndex, dueIndex, activeTenantIndex } = jobsTable;
+    const indexes = [tenantIndex, dueIndex, activeTenantIndex];
+    const attributes = new Set([
+      jobsTable.partitionKey,
+      ...indexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+    ]);
     await dynamodb.send(
       new CreateTableCommand({
         TableName: config.jobsTable,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: jobsTable.partitionKey, AttributeType: 'S' },
-          { AttributeName: tenantIndex.partitionKey, AttributeType: 'S' },
-          { AttributeName: tenantIndex.sortKey, AttributeType: 'S' },
-        ],
+        AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
         KeySchema: [{ AttributeName: jobsTable.partitionKey, KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: tenantIndex.name,
-            KeySchema: [
-              { AttributeName: tenantIndex.partitionKey, KeyType: 'HASH' },
-              { AttributeName: tenantIndex.sortKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
+        GlobalSecondaryIndexes: indexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: index.projection },
+        })),
       }),
     );
     await dynamodb.send(

@@ -14,6 +14,7 @@ import { API_ROUTES, type ApiHandlerName, ENV, MAX_DIRECT_UPLOAD_BYTES, RESOURCE
 import { createApiKey } from '#core/api-keys';
 import { handler as deadLetter } from '#worker/dead-letter';
 import { handler as worker } from '#worker/handler';
+import { handler as sweep } from '#worker/sweeper';
 import { startEmulators } from './emulators.ts';
 import { createGateway, type ProxyHandler } from './gateway.ts';
 import { QueuePoller } from './poller.ts';
@@ -73,6 +74,14 @@ export async function startLocalRuntime(
       now: new Date(),
       ...(settings.apiKey ? { key: settings.apiKey } : {}),
     });
+    for (const extra of settings.apiKeys) {
+      await createApiKey(awsServices().apiKeys, {
+        tenantId: extra.tenantId,
+        label: 'LOCAL_API_KEYS',
+        key: extra.key,
+        now: new Date(),
+      });
+    }
 
     const sqs = createSqsClient(config);
     const onError = (error: unknown) =>
@@ -99,11 +108,19 @@ export async function startLocalRuntime(
     stops.push(() => workers.stop());
     await deadLetters.start();
     stops.push(() => deadLetters.stop());
+    // As the stack's schedule does: the sweeper runs every interval; a failed run waits for the next.
+    const sweeps = setInterval(() => {
+      sweep().catch((error: unknown) =>
+        log(`sweeper: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    }, settings.sweepIntervalSeconds * 1000);
+    stops.push(async () => clearInterval(sweeps));
 
     let ready = false;
     const server = createGateway({
       routes: API_ROUTES.map((route) => ({ ...route, handler: handlers[route.handler] })),
       authorizer,
+      authorizerCacheSeconds: settings.authorizerCacheSeconds,
       maxBodyBytes: MAX_DIRECT_UPLOAD_BYTES,
       health: () => ready,
       log,

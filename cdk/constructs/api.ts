@@ -36,6 +36,8 @@ export interface ApiProps {
   authorizerCacheSeconds: number;
   throttlingRateLimit: number;
   throttlingBurstLimit: number;
+  /** Jobs a tenant may have queued or processing at once. */
+  maxActiveJobsPerTenant: number;
 }
 
 /**
@@ -128,7 +130,10 @@ export class Api extends Construct {
       // Room for the base64 body, the upload part buffer and a little more CPU for parsing.
       memorySize: 1024,
     });
-    bindTable(submit, ENV.jobsTable, jobsTable, ['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    bindTable(submit, ENV.jobsTable, jobsTable, ['dynamodb:PutItem']);
+    // Counts the tenant's active jobs against the cap.
+    bindTableIndex(submit, ENV.jobsTable, jobsTable, RESOURCES.jobsTable.activeTenantIndex.name);
+    submit.addEnvironment(ENV.maxActiveJobsPerTenant, String(props.maxActiveJobsPerTenant));
     bindBucket(submit, ENV.mediaBucket, mediaBucket, {
       audio: ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
     });

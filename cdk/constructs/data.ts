@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import {
@@ -30,11 +30,14 @@ export class Data extends Construct {
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.jobsTable.addGlobalSecondaryIndex({
-      indexName: jobsTable.tenantIndex.name,
-      partitionKey: { name: jobsTable.tenantIndex.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: jobsTable.tenantIndex.sortKey, type: AttributeType.STRING },
-    });
+    for (const index of [jobsTable.tenantIndex, jobsTable.dueIndex, jobsTable.activeTenantIndex]) {
+      this.jobsTable.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType[index.projection],
+      });
+    }
 
     this.apiKeysTable = new Table(this, 'ApiKeysTable', {
       partitionKey: { name: apiKeysTable.partitionKey, type: AttributeType.STRING },

@@ -2,12 +2,13 @@ import { awsServices } from '#aws/services';
 import { RequestError } from '#core/errors';
 import { EXPORT_CONTENT_TYPES, exportTranscript, parseExportFormat } from '#core/export';
 import { getJobStatus } from '#core/status';
-import { httpHandler, jobIdParameter, queryParameter, tenantIdOf } from './http.ts';
+import { httpHandler, queryParameters, requiredJobId, tenantIdOf } from './http.ts';
 
 /** GET /v1-beta/transcript/export?id=&format=txt|srt|vtt: a completed transcript as a file. */
 export const handler = httpHandler(async (event) => {
-  const id = jobIdParameter(event);
-  const format = parseExportFormat(queryParameter(event, 'format'));
+  const query = queryParameters(event, ['id', 'format']);
+  const id = requiredJobId(query.id);
+  const format = parseExportFormat(query.format);
   const record = await getJobStatus(awsServices(), tenantIdOf(event), id);
   if (!record.results) {
     throw new RequestError(

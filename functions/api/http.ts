@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { API_KEY_PARAMETER } from '#commons/contract';
 import { logger } from '#commons/logger';
 import { RequestError, type RequestErrorCode } from '#core/errors';
 
@@ -31,9 +32,13 @@ export function jsonResponse(statusCode: number, body: unknown): HttpResult {
 
 /** A refusal as the API answers it: its status and `{error: {code, message, field?}}`. */
 export function errorResponse(error: RequestError): HttpResult {
-  return jsonResponse(HTTP_STATUS[error.code], {
+  const response = jsonResponse(HTTP_STATUS[error.code], {
     error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) },
   });
+  if (error.retryAfterSeconds !== undefined) {
+    response.headers = { ...response.headers, 'retry-after': String(error.retryAfterSeconds) };
+  }
+  return response;
 }
 
 const INTERNAL_ERROR = new RequestError('internal', 'Internal error. Please retry later.');
@@ -75,15 +80,45 @@ export function tenantIdOf(event: HttpEvent): string {
   return tenantId;
 }
 
-export function queryParameter(event: HttpEvent, name: string): string | undefined {
-  return event.queryStringParameters?.[name] ?? undefined;
+/**
+ * The query parameters of a route, after refusing what the route does not take: an unknown parameter
+ * or one sent twice is a 400 naming it, rather than silently ignored. The API key may always come.
+ */
+export function queryParameters<Name extends string>(
+  event: HttpEvent,
+  accepted: readonly Name[],
+): Partial<Record<Name, string>> {
+  const known = new Set<string>([...accepted, API_KEY_PARAMETER]);
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (!known.has(name)) {
+      throw new RequestError(
+        'invalid_request',
+        `Unknown query parameter "${name}". This route takes: ${accepted.join(', ') || 'none'}.`,
+        name,
+      );
+    }
+    if ((values?.length ?? 0) > 1) {
+      throw new RequestError(
+        'invalid_request',
+        `The query parameter "${name}" is sent more than once.`,
+        name,
+      );
+    }
+  }
+  const parameters: Partial<Record<Name, string>> = {};
+  for (const name of accepted) {
+    const value = event.queryStringParameters?.[name];
+    if (value !== undefined) parameters[name] = value;
+  }
+  return parameters;
 }
 
 /** The `id` query parameter that names a job; a 400 naming the field when it is absent. */
-export function jobIdParameter(event: HttpEvent): string {
-  const id = queryParameter(event, 'id')?.trim();
-  if (!id) throw new RequestError('invalid_request', 'Pass the job id in the "id" query parameter.', 'id');
-  return id;
+export function requiredJobId(id: string | undefined): string {
+  const trimmed = id?.trim();
+  if (!trimmed)
+    throw new RequestError('invalid_request', 'Pass the job id in the "id" query parameter.', 'id');
+  return trimmed;
 }
 
 /** Size in bytes of the request body as the client sent it. */

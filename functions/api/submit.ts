@@ -2,8 +2,16 @@ import { awsServices } from '#aws/services';
 import { audioKey, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
 import { RequestError } from '#core/errors';
 import { newJobId, toSubmissionRecord } from '#core/job';
-import { submitJob } from '#core/submit';
-import { bodyByteLength, bodyStream, headerValue, httpHandler, jsonResponse, tenantIdOf } from './http.ts';
+import { ensureCapacity, submitJob } from '#core/submit';
+import {
+  bodyByteLength,
+  bodyStream,
+  headerValue,
+  httpHandler,
+  jsonResponse,
+  queryParameters,
+  tenantIdOf,
+} from './http.ts';
 import { parseMultipartForm } from './multipart.ts';
 
 /** POST /v1-beta/transcript: multipart upload of the audio with the job's options (SPEC 4.1). */
@@ -23,8 +31,10 @@ export const handler = httpHandler(async (event) => {
     );
   }
 
+  queryParameters(event, []);
   const { config, jobs, media, queue } = awsServices();
   const tenantId = tenantIdOf(event);
+  await ensureCapacity(jobs, tenantId, config.maxActiveJobsPerTenant);
   const id = newJobId();
   const key = audioKey(tenantId, id);
   const form = await parseMultipartForm({

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { ENGINES, ENV, RESOURCES, SUMMARIZERS } from '#commons/contract';
+import {
+  DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT,
+  ENGINES,
+  ENV,
+  HEARTBEAT_VISIBILITY_SECONDS,
+  RESOURCES,
+  RETRY_BASE_SECONDS,
+  SUMMARIZERS,
+} from '#commons/contract';
 import { readEnvironment } from '#commons/environment';
 
 const optional = z.string().optional();
@@ -15,6 +23,14 @@ const environment = z.object({
   [ENV.summarizer]: z.enum(SUMMARIZERS).default('local'),
   [ENV.bedrockModelId]: optional,
   [ENV.transcribeJobPrefix]: z.string().default(''),
+  [ENV.maxActiveJobsPerTenant]: z.coerce.number().int().min(1).default(DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT),
+  [ENV.heartbeatVisibilitySeconds]: z.coerce
+    .number()
+    .int()
+    .min(2)
+    .max(3600)
+    .default(HEARTBEAT_VISIBILITY_SECONDS),
+  [ENV.retryBaseSeconds]: z.coerce.number().int().min(0).max(900).default(RETRY_BASE_SECONDS),
   [ENV.localMode]: z
     .string()
     .optional()
@@ -39,6 +55,10 @@ export interface ServiceConfig {
   bedrockModelId?: string;
   /** Prefix of this deployment's Amazon Transcribe job names. */
   transcribeJobPrefix: string;
+  /** The worker's heartbeat and retry pacing (shorter locally, to see retries within a test). */
+  timings: { heartbeatVisibilitySeconds: number; retryBaseSeconds: number };
+  /** Jobs a tenant may have queued or processing at once. */
+  maxActiveJobsPerTenant: number;
   /** The local runtime: http:// webhook addresses are accepted. */
   localMode: boolean;
   endpoints: { dynamodb?: string; s3?: string; sqs?: string };
@@ -58,7 +78,12 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     summarizer: values[ENV.summarizer],
     ...(bedrockModelId ? { bedrockModelId } : {}),
     transcribeJobPrefix: values[ENV.transcribeJobPrefix],
+    timings: {
+      heartbeatVisibilitySeconds: values[ENV.heartbeatVisibilitySeconds],
+      retryBaseSeconds: values[ENV.retryBaseSeconds],
+    },
     localMode: values[ENV.localMode],
+    maxActiveJobsPerTenant: values[ENV.maxActiveJobsPerTenant],
     endpoints: {
       dynamodb: values[ENV.dynamodbEndpoint],
       s3: values[ENV.s3Endpoint],

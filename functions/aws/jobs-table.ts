@@ -7,27 +7,39 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { RESOURCES } from '#commons/contract';
-import { type JobError, RequestError } from '#core/errors';
+import { decodeCursor, encodeCursor, type ListPosition } from '#core/cursor';
+import type { JobError } from '#core/errors';
 import { isFinished, type Job } from '#core/job';
-import type { ClaimOutcome, JobListQuery, JobPage, JobStore } from '#core/ports';
+import type { ClaimOutcome, JobListQuery, JobPage, JobStore, Lease } from '#core/ports';
 
 const MAX_READS_PER_PAGE = 10;
 
-/** A position in a tenant's list: the index key of the last job returned. */
-function encodeCursor(job: Pick<Job, 'id' | 'tenantId' | 'timestamp_submitted'>): string {
-  const key = { id: job.id, tenantId: job.tenantId, timestamp_submitted: job.timestamp_submitted };
-  return Buffer.from(JSON.stringify(key)).toString('base64url');
-}
+/**
+ * The keys of the two sparse indexes of active jobs: set while a job is queued or processing, removed
+ * when it finishes, so that the sweeper and the per-tenant count read active jobs only. One shard is
+ * plenty for the write rates of this service; the key leaves room for more.
+ */
+const ACTIVE_SHARD = '0';
+const ACTIVE_KEYS = (tenantId: string) => ({
+  [RESOURCES.jobsTable.dueIndex.partitionKey]: ACTIVE_SHARD,
+  [RESOURCES.jobsTable.activeTenantIndex.partitionKey]: tenantId,
+});
+const FINISHED_REMOVES = [
+  'leaseExpiresAt',
+  'leaseOwner',
+  RESOURCES.jobsTable.dueIndex.sortKey,
+  RESOURCES.jobsTable.dueIndex.partitionKey,
+  RESOURCES.jobsTable.activeTenantIndex.partitionKey,
+].join(', ');
 
-function decodeCursor(cursor: string, tenantId: string): Record<string, string> {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    const valid = [key.id, key.tenantId, key.timestamp_submitted].every((value) => typeof value === 'string');
-    if (valid && key.tenantId === tenantId) return key;
-  } catch {
-    // Answered below as an invalid cursor.
-  }
-  throw new RequestError('invalid_request', 'The cursor is not valid; start again without it.', 'cursor');
+/** A stored item as the domain's job, without the index keys that only this adapter knows. */
+function toJob(item: Record<string, unknown>): Job {
+  const {
+    [RESOURCES.jobsTable.dueIndex.partitionKey]: _shard,
+    [RESOURCES.jobsTable.activeTenantIndex.partitionKey]: _tenant,
+    ...job
+  } = item;
+  return job as unknown as Job;
 }
 
 /** Jobs in DynamoDB, one item per job; status changes are conditional updates. */
@@ -41,15 +53,17 @@ export class DynamoJobStore implements JobStore {
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: job,
+        Item: { ...job, ...ACTIVE_KEYS(job.tenantId) },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
   }
 
   async get(id: string): Promise<Job | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { id } }));
-    return Item as Job | undefined;
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }),
+    );
+    return Item ? toJob(Item) : undefined;
   }
 
   async listByTenant(query: JobListQuery): Promise<JobPage> {
@@ -68,7 +82,8 @@ export class DynamoJobStore implements JobStore {
     }
 
     const jobs: Job[] = [];
-    let startKey = query.cursor ? decodeCursor(query.cursor, query.tenantId) : undefined;
+    const after = query.cursor ? decodeCursor(query.cursor, query.tenantId, query.since) : undefined;
+    let startKey: Record<string, unknown> | undefined = after && { ...after, tenantId: query.tenantId };
     // Filters make pages sparse; a bounded number of reads keeps one request short.
     for (let read = 0; read < MAX_READS_PER_PAGE; read++) {
       const page = await this.client.send(
@@ -84,47 +99,78 @@ export class DynamoJobStore implements JobStore {
           ExclusiveStartKey: startKey,
         }),
       );
-      for (const item of (page.Items ?? []) as Job[]) {
-        jobs.push(item);
+      for (const item of page.Items ?? []) {
+        const job = toJob(item);
+        jobs.push(job);
         if (jobs.length === query.limit) {
           // More may follow unless this was the very last item of the index.
           const last = page.Items?.at(-1) === item && !page.LastEvaluatedKey;
-          return { jobs, ...(last ? {} : { cursor: encodeCursor(item) }) };
+          return { jobs, ...(last ? {} : { cursor: encodeCursor(query.tenantId, job) }) };
         }
       }
       startKey = page.LastEvaluatedKey;
       if (!startKey) return { jobs };
     }
-    return { jobs, cursor: encodeCursor(startKey as Pick<Job, 'id' | 'tenantId' | 'timestamp_submitted'>) };
+    return { jobs, cursor: encodeCursor(query.tenantId, startKey as unknown as ListPosition) };
   }
 
-  async claim(id: string, now: Date, leaseMs: number): Promise<ClaimOutcome> {
+  async claim(id: string, lease: Lease): Promise<ClaimOutcome> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
-      UpdateExpression: 'SET #status = :processing, leaseExpiresAt = :lease',
+      UpdateExpression:
+        'SET #status = :processing, leaseExpiresAt = :until, leaseOwner = :owner, dueAt = :dueAt',
       ConditionExpression:
-        'attribute_exists(id) AND (#status = :queued OR (#status = :processing AND leaseExpiresAt < :nowMs))',
+        'attribute_exists(id) AND (#status = :queued OR (#status = :processing AND leaseExpiresAt < :now))',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':processing': 'processing',
         ':queued': 'queued',
-        ':lease': now.getTime() + leaseMs,
-        ':nowMs': now.getTime(),
+        ':until': lease.until.getTime(),
+        ':owner': lease.owner,
+        ':dueAt': lease.dueAt.toISOString(),
+        ':now': lease.now.getTime(),
       },
-      ReturnValues: 'ALL_NEW',
     });
-    if (attempt) return { outcome: 'claimed', job: attempt as unknown as Job };
+    if (attempt) return { outcome: 'claimed', job: toJob(attempt) };
 
     const job = await this.get(id);
     if (!job) return { outcome: 'missing' };
     return isFinished(job.status) ? { outcome: 'finished', job } : { outcome: 'leased', job };
   }
 
+  async extendLease(id: string, lease: Lease): Promise<boolean> {
+    const attempt = await this.conditionalUpdate({
+      Key: { id },
+      UpdateExpression: 'SET leaseExpiresAt = :until, dueAt = :dueAt',
+      ConditionExpression:
+        '#status = :processing AND leaseOwner = :owner AND attribute_not_exists(handedOffAt)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':processing': 'processing',
+        ':owner': lease.owner,
+        ':until': lease.until.getTime(),
+        ':dueAt': lease.dueAt.toISOString(),
+      },
+    });
+    return attempt !== undefined;
+  }
+
+  async releaseLease(id: string, owner: string): Promise<boolean> {
+    const attempt = await this.conditionalUpdate({
+      Key: { id },
+      UpdateExpression: 'SET leaseExpiresAt = :expired',
+      ConditionExpression:
+        '#status = :processing AND leaseOwner = :owner AND attribute_not_exists(handedOffAt)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':processing': 'processing', ':owner': owner, ':expired': 0 },
+    });
+    return attempt !== undefined;
+  }
+
   async complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
-      UpdateExpression:
-        'SET #status = :completed, resultKey = :resultKey, audio_duration_ms = :duration REMOVE leaseExpiresAt',
+      UpdateExpression: `SET #status = :completed, resultKey = :resultKey, audio_duration_ms = :duration REMOVE ${FINISHED_REMOVES}`,
       ConditionExpression: '#status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -140,7 +186,7 @@ export class DynamoJobStore implements JobStore {
   async fail(id: string, error: JobError): Promise<boolean> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
-      UpdateExpression: 'SET #status = :error, #error = :jobError REMOVE leaseExpiresAt',
+      UpdateExpression: `SET #status = :error, #error = :jobError REMOVE ${FINISHED_REMOVES}`,
       ConditionExpression: '#status IN (:queued, :processing)',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
       ExpressionAttributeValues: {
@@ -155,22 +201,84 @@ export class DynamoJobStore implements JobStore {
 
   async markHandedOff(
     id: string,
-    update: { audio_duration_ms: number; now: Date; deadline: Date },
+    update: { audio_duration_ms: number; now: Date; deadline: Date; dueAt: Date },
   ): Promise<boolean> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
       UpdateExpression:
-        'SET handedOffAt = if_not_exists(handedOffAt, :now), audio_duration_ms = :duration, leaseExpiresAt = :deadline',
+        'SET handedOffAt = if_not_exists(handedOffAt, :now), audio_duration_ms = :duration, leaseExpiresAt = :deadline, dueAt = :dueAt',
       ConditionExpression: '#status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':processing': 'processing',
         ':duration': update.audio_duration_ms,
         ':deadline': update.deadline.getTime(),
+        ':dueAt': update.dueAt.toISOString(),
         ':now': update.now.toISOString(),
       },
     });
     return attempt !== undefined;
+  }
+
+  async setDue(id: string, dueAt: Date, ifDueAt?: string): Promise<boolean> {
+    const attempt = await this.conditionalUpdate({
+      Key: { id },
+      UpdateExpression: 'SET dueAt = :dueAt',
+      ConditionExpression: `#status IN (:queued, :processing)${ifDueAt ? ' AND dueAt = :seen' : ''}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':queued': 'queued',
+        ':processing': 'processing',
+        ':dueAt': dueAt.toISOString(),
+        ...(ifDueAt ? { ':seen': ifDueAt } : {}),
+      },
+    });
+    return attempt !== undefined;
+  }
+
+  async listDue(now: Date, limit: number): Promise<Job[]> {
+    const { dueIndex } = RESOURCES.jobsTable;
+    const jobs: Job[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: dueIndex.name,
+          KeyConditionExpression: '#shard = :shard AND #due <= :now',
+          ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, '#due': dueIndex.sortKey },
+          ExpressionAttributeValues: { ':shard': ACTIVE_SHARD, ':now': now.toISOString() },
+          Limit: limit - jobs.length,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      jobs.push(...(page.Items ?? []).map(toJob));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && jobs.length < limit);
+    return jobs;
+  }
+
+  async countActive(tenantId: string, atMost: number): Promise<number> {
+    const { activeTenantIndex } = RESOURCES.jobsTable;
+    let count = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: activeTenantIndex.name,
+          KeyConditionExpression: '#tenant = :tenant',
+          ExpressionAttributeNames: { '#tenant': activeTenantIndex.partitionKey },
+          ExpressionAttributeValues: { ':tenant': tenantId },
+          Select: 'COUNT',
+          Limit: atMost - count,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      count += page.Count ?? 0;
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && count < atMost);
+    return count;
   }
 
   /** The updated attributes, or undefined when the condition did not hold. */

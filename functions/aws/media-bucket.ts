@@ -13,6 +13,11 @@ export class S3MediaStore implements MediaStore {
     private readonly bucket: string,
   ) {}
 
+  /**
+   * Streams the body into the object. When the body fails (a client that stops mid-file), the upload
+   * is aborted and the body's error is thrown: the pipeline carries it, where `pipe` would leave it
+   * unhandled and the upload waiting for ever.
+   */
   async putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<{ bytes: number }> {
     let bytes = 0;
     const counter = new Transform({
@@ -26,11 +31,21 @@ export class S3MediaStore implements MediaStore {
       params: {
         Bucket: this.bucket,
         Key: key,
-        Body: Readable.from(body).pipe(counter),
+        Body: counter,
         ContentType: contentType || 'application/octet-stream',
       },
     });
-    await upload.done();
+    const uploaded = upload.done();
+    // An upload that fails stops reading; ending the stream lets the pipeline below end too.
+    uploaded.catch((error: unknown) => counter.destroy(error as Error));
+    try {
+      await pipeline(body, counter);
+    } catch (error) {
+      await upload.abort().catch(() => undefined);
+      await uploaded.catch(() => undefined);
+      throw error;
+    }
+    await uploaded;
     return { bytes };
   }
 

@@ -1,4 +1,4 @@
-import type { ApiKeyStore, JobQueue, JobStore, MediaStore } from '#core/ports';
+import type { ApiKeyStore, JobStore, MediaStore } from '#core/ports';
 import { DynamoApiKeyStore } from './api-keys-table.ts';
 import { createDocumentClient, createS3Client, createSqsClient } from './clients.ts';
 import { readServiceConfig, type ServiceConfig } from './config.ts';
@@ -10,7 +10,7 @@ export interface Services {
   config: ServiceConfig;
   jobs: JobStore;
   media: MediaStore;
-  queue: JobQueue;
+  queue: SqsJobQueue;
   apiKeys: ApiKeyStore;
 }
 

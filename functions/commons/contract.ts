@@ -19,8 +19,32 @@ export const MAX_AUDIO_DURATION_MS = 4 * 60 * 60 * 1000;
  */
 export const MAX_DIRECT_UPLOAD_BYTES = 4_669_440;
 
-/** The worker Lambda's timeout; the queue's visibility timeout and the job lease derive from it. */
+/** The worker Lambda's timeout; the queue's visibility timeout derives from it. */
 export const WORKER_TIMEOUT_SECONDS = 900;
+
+/**
+ * While a worker has a message, it keeps it hidden this long past each heartbeat (a heartbeat every
+ * third of it) and holds the job's lease five sixths of it: a worker that dies is noticed within this
+ * time, and its own redelivered message then always finds the lease expired.
+ */
+export const HEARTBEAT_VISIBILITY_SECONDS = 180;
+
+/** A failed message waits this long before its second attempt, four times longer before each next one. */
+export const RETRY_BASE_SECONDS = 15;
+/** …but never longer than this (SQS allows 12 hours). */
+export const MAX_RETRY_DELAY_SECONDS = 900;
+
+/** How often the sweeper looks for jobs that nothing moved when something should have. */
+export const SWEEP_INTERVAL_SECONDS = 300;
+
+/** A queued job not started within this time has its start message sent again. */
+export const QUEUED_DUE_MS = 15 * 60 * 1000;
+
+/**
+ * Every job reaches `completed` or `error` within this time of its submission (plus one sweep): long
+ * enough for the slowest path, an asynchronous transcriber's whole deadline after a wait in the queue.
+ */
+export const JOB_DEADLINE_MS = 8 * 60 * 60 * 1000;
 
 /** How often a job left with an asynchronous transcriber is checked, in case its completion event is lost. */
 export const ASYNC_CHECK_INTERVAL_SECONDS = 600;
@@ -88,7 +112,21 @@ export const RESOURCES = {
     name: 'transcription-jobs',
     partitionKey: 'id',
     ttlAttribute: 'expiresAt',
-    tenantIndex: { name: 'byTenant', partitionKey: 'tenantId', sortKey: 'timestamp_submitted' },
+    tenantIndex: {
+      name: 'byTenant',
+      partitionKey: 'tenantId',
+      sortKey: 'timestamp_submitted',
+      projection: 'ALL',
+    },
+    /** Sparse: only queued and processing jobs carry these keys, so the indexes hold active jobs alone. */
+    dueIndex: { name: 'activeByDue', partitionKey: 'activeShard', sortKey: 'dueAt', projection: 'ALL' },
+    /** Only counted, so it needs no attributes of its own. */
+    activeTenantIndex: {
+      name: 'activeByTenant',
+      partitionKey: 'activeTenant',
+      sortKey: 'dueAt',
+      projection: 'KEYS_ONLY',
+    },
   },
   apiKeysTable: {
     name: 'transcription-api-keys',
@@ -99,8 +137,9 @@ export const RESOURCES = {
   },
   jobsQueue: {
     name: 'transcription-jobs',
-    // AWS advice for Lambda event sources: at least six times the function timeout.
-    visibilityTimeoutSeconds: 6 * WORKER_TIMEOUT_SECONDS,
+    // Lambda requires at least the function timeout. Workers set each message's own visibility at once
+    // (heartbeats, backoff), so this applies only to a worker that dies before its first heartbeat.
+    visibilityTimeoutSeconds: 2 * WORKER_TIMEOUT_SECONDS,
     batchSize: 1,
   },
   deadLetterQueue: {
@@ -125,6 +164,9 @@ export const ENV = {
   summarizer: 'SUMMARIZER',
   bedrockModelId: 'BEDROCK_MODEL_ID',
   transcribeJobPrefix: 'TRANSCRIBE_JOB_PREFIX',
+  maxActiveJobsPerTenant: 'MAX_ACTIVE_JOBS_PER_TENANT',
+  heartbeatVisibilitySeconds: 'HEARTBEAT_VISIBILITY_SECONDS',
+  retryBaseSeconds: 'RETRY_BASE_SECONDS',
   localMode: 'LOCAL_MODE',
   dynamodbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
@@ -133,6 +175,12 @@ export const ENV = {
   serviceName: 'POWERTOOLS_SERVICE_NAME',
 } as const;
 export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+/** Jobs a tenant may have queued or processing at once; more submissions get a 429 until some finish. */
+export const DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT = 100;
+
+/** Seconds API Gateway caches an authorizer decision by default (and the local gateway likewise). */
+export const DEFAULT_AUTHORIZER_CACHE_SECONDS = 300;
 
 /** The log level of deployed functions. */
 export const DEPLOYED_LOG_LEVEL = 'INFO';
@@ -164,7 +212,8 @@ export const deploymentSettingsSchema = z
     summarizer: z.enum(SUMMARIZERS).default('local'),
     bedrockModelId: z.string().min(1).optional(),
     workerConcurrency: count(10),
-    authorizerCacheSeconds: count(300).pipe(z.number().max(3600)),
+    authorizerCacheSeconds: count(DEFAULT_AUTHORIZER_CACHE_SECONDS).pipe(z.number().max(3600)),
+    maxActiveJobsPerTenant: count(DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT).pipe(z.number().min(1)),
     throttlingRateLimit: count(50),
     throttlingBurstLimit: count(100),
     alarmEmail: z.email().optional(),

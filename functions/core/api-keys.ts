@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { API_KEY_PARAMETER } from '#commons/contract';
 import { RequestError } from './errors.ts';
 import type { ApiKeyRecord, ApiKeyStore } from './ports.ts';
@@ -38,7 +38,14 @@ export async function authenticate(store: ApiKeyStore, key: string | undefined):
       `Pass your API key in the ${API_KEY_PARAMETER} query parameter (or the ${API_KEY_PARAMETER} header).`,
     );
   }
-  const record = await store.findByHash(hashApiKey(key));
-  if (!record || record.revokedAt) throw new RequestError('invalid_api_key', 'The API key is not valid.');
+  const hash = hashApiKey(key);
+  const record = await store.findByHash(hash);
+  // The lookup is by hash; comparing the hashes again in constant time keeps every path to the tenant
+  // free of a comparison whose duration depends on how much of a guess was right.
+  const matches =
+    record !== undefined &&
+    record.keyHash.length === hash.length &&
+    timingSafeEqual(Buffer.from(record.keyHash, 'hex'), Buffer.from(hash, 'hex'));
+  if (!matches || record.revokedAt) throw new RequestError('invalid_api_key', 'The API key is not valid.');
   return record.tenantId;
 }

@@ -24,6 +24,8 @@ export class RequestError extends Error {
     readonly code: RequestErrorCode,
     message: string,
     readonly field?: string,
+    /** For `rate_limited`: when trying again may succeed. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'RequestError';
@@ -62,4 +64,23 @@ export class JobFailure extends Error {
   toJobError(): JobError {
     return { code: this.code, message: this.message };
   }
+}
+
+/**
+ * What an error thrown while working on a job means. `input`: the job can never succeed (a JobFailure),
+ * it ends in `error` with its code at once. `bug`: an error of the program itself (a TypeError,
+ * RangeError, …), which no retry fixes: the job ends in `error` with `internal`. `transient`: anything
+ * else (the network, a throttled or failing AWS service, a killed process), worth retrying later.
+ */
+export type FailureKind = 'input' | 'bug' | 'transient';
+
+const PROGRAM_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError];
+
+export function failureKind(error: unknown): FailureKind {
+  if (error instanceof JobFailure) return 'input';
+  // fetch reports an unreachable network as a TypeError whose cause is the system error.
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === 'string') return 'transient';
+  if (PROGRAM_ERRORS.some((type) => error instanceof type)) return 'bug';
+  return 'transient';
 }

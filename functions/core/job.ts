@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { audioKey, RETENTION_MS } from '#commons/contract';
+import { audioKey, JOB_DEADLINE_MS, QUEUED_DUE_MS, RETENTION_MS } from '#commons/contract';
 import type { JobError } from './errors.ts';
 import type { JobOptions } from './options.ts';
 import type { TranscriptResult } from './result.ts';
@@ -20,8 +20,15 @@ export interface Job {
   resultKey?: string;
   audio_duration_ms?: number;
   error?: JobError;
-  /** Epoch milliseconds until which a worker holds the job; a redelivered message waits for it. */
+  /** Epoch milliseconds until which a worker holds the job; another message for it is dropped until then. */
   leaseExpiresAt?: number;
+  /** Which claim holds the lease, so that only its worker extends or releases it. */
+  leaseOwner?: string;
+  /**
+   * While the job is queued or processing: when something should have happened to it by (started, a
+   * heartbeat, a check). The sweeper looks at jobs past it; finished jobs have none.
+   */
+  dueAt?: string;
   /** When the job was handed to an asynchronous transcriber (Amazon Transcribe), which finishes it later. */
   handedOffAt?: string;
   /** Lower-cased id and custom value, for the console's search. */
@@ -44,7 +51,13 @@ export function newJob(input: { id: string; tenantId: string; options: JobOption
     expiresAt: Math.floor((input.now.getTime() + RETENTION_MS) / 1000),
     audioKey: audioKey(input.tenantId, input.id),
     searchText: `${input.id} ${input.options.custom}`.toLowerCase(),
+    dueAt: new Date(input.now.getTime() + QUEUED_DUE_MS).toISOString(),
   };
+}
+
+/** When a job is given up if it has not finished (JOB_DEADLINE_MS after submission). */
+export function jobDeadline(job: Pick<Job, 'timestamp_submitted'>): Date {
+  return new Date(new Date(job.timestamp_submitted).getTime() + JOB_DEADLINE_MS);
 }
 
 export function isFinished(status: JobStatus): boolean {

@@ -13,22 +13,43 @@ export interface JobStore {
   /** A tenant's jobs, newest first. Throws RequestError for a cursor of another query or tenant. */
   listByTenant(query: JobListQuery): Promise<JobPage>;
   /**
-   * Moves a queued job, or a processing job whose lease has run out, to processing with a new lease.
-   * Answers what it found when it could not.
+   * Moves a queued job, or a processing job whose lease has run out by `lease.now`, to processing with
+   * the lease. Answers what it found when it could not.
    */
-  claim(id: string, now: Date, leaseMs: number): Promise<ClaimOutcome>;
+  claim(id: string, lease: Lease): Promise<ClaimOutcome>;
+  /** Moves the lease of `owner` (and the due time) on; false when the job is no longer its to hold. */
+  extendLease(id: string, lease: Lease): Promise<boolean>;
+  /** Ends the lease of `owner` at once, so that a retry may claim the job without waiting. */
+  releaseLease(id: string, owner: string): Promise<boolean>;
   /** processing → completed; false when the job was no longer processing. */
   complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean>;
   /** queued|processing → error; false when the job had already finished. */
   fail(id: string, error: JobError): Promise<boolean>;
   /**
-   * Records that an asynchronous transcriber has the job, until `deadline`; the lease then covers the
-   * transcriber's work, and a redelivered start message leaves the job alone.
+   * Records that an asynchronous transcriber has the job: the lease runs to `deadline`, so that a
+   * redelivered start message leaves the job alone, and the job is due at `dueAt` (its next check).
    */
   markHandedOff(
     id: string,
-    update: { audio_duration_ms: number; now: Date; deadline: Date },
+    update: { audio_duration_ms: number; now: Date; deadline: Date; dueAt: Date },
   ): Promise<boolean>;
+  /**
+   * Moves the due time of an active job; with `ifDueAt`, only if nobody moved it since it was read, so
+   * that one sweep acts on a job once. False when the condition did not hold.
+   */
+  setDue(id: string, dueAt: Date, ifDueAt?: string): Promise<boolean>;
+  /** Active (queued or processing) jobs whose due time has passed, earliest first. */
+  listDue(now: Date, limit: number): Promise<Job[]>;
+  /** How many jobs of a tenant are active, counting up to `atMost` (enough to compare with a cap). */
+  countActive(tenantId: string, atMost: number): Promise<number>;
+}
+
+/** A worker's hold on a job: only `owner` extends or releases it; the job is due when it would be over. */
+export interface Lease {
+  owner: string;
+  now: Date;
+  until: Date;
+  dueAt: Date;
 }
 
 export interface JobListQuery {

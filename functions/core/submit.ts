@@ -25,10 +25,29 @@ export interface Submission {
   now: Date;
 }
 
+/** Seconds a client refused for too many active jobs is told to wait: about what a short job takes. */
+const CAPACITY_RETRY_SECONDS = 30;
+
 /**
- * Validates a submission whose audio is already stored, records the job and queues it.
- * On any failure the stored audio is removed; a job that could not be queued is put in error,
- * so nothing waits in `queued` for a message that does not exist.
+ * Refuses a submission (429) while the tenant has `cap` jobs queued or processing, before any audio
+ * is received. The count comes from an eventually consistent index: the cap holds within a few jobs.
+ */
+export async function ensureCapacity(jobs: JobStore, tenantId: string, cap: number): Promise<void> {
+  const active = await jobs.countActive(tenantId, cap);
+  if (active >= cap) {
+    throw new RequestError(
+      'rate_limited',
+      `You have ${cap} jobs queued or processing, the most at once; submit more when some have finished.`,
+      undefined,
+      CAPACITY_RETRY_SECONDS,
+    );
+  }
+}
+
+/**
+ * Validates a submission whose audio is already stored, records the job and queues it. On a refusal
+ * the stored audio is removed. Once the job is recorded it is accepted: should its start message fail
+ * to be sent, the job stays queued and the sweeper sends the message when the job falls due.
  */
 export async function submitJob(
   deps: SubmitDeps,
@@ -36,7 +55,7 @@ export async function submitJob(
   settings: ParseOptionsSettings = {},
 ): Promise<Job> {
   const { audio } = submission;
-  let created: Job | undefined;
+  let job: Job;
   try {
     if (submission.problem) throw submission.problem;
     const options = parseJobOptions(submission.fields, settings);
@@ -46,20 +65,13 @@ export async function submitJob(
     if (audio.bytes === 0)
       throw new RequestError('missing_audio', 'The audio file is empty (0 bytes).', 'audio');
 
-    const job = newJob({ id: submission.id, tenantId: submission.tenantId, options, now: submission.now });
+    job = newJob({ id: submission.id, tenantId: submission.tenantId, options, now: submission.now });
     await deps.jobs.create(job);
-    created = job;
-    await deps.queue.enqueue(job.id);
-    return job;
   } catch (error) {
     // Cleanup must not hide the original error, which the caller reports.
-    if (created) {
-      await deps.jobs
-        .fail(created.id, { code: 'internal', message: 'The job could not be queued.' })
-        .catch(() => false);
-    } else if (audio) {
-      await deps.media.delete(audio.key).catch(() => undefined);
-    }
+    if (audio) await deps.media.delete(audio.key).catch(() => undefined);
     throw error;
   }
+  await deps.queue.enqueue(job.id).catch(() => undefined);
+  return job;
 }

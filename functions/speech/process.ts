@@ -4,23 +4,48 @@ export interface ProcessOutput {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** The process ran past its time limit and was killed. */
+  timedOut: boolean;
 }
 
-/** Runs a command to completion and collects its output; rejects only when it cannot be started. */
-export function runProcess(command: string, args: string[]): Promise<ProcessOutput> {
+/** Output kept per stream: enough for any result we parse, bounded against a process that floods it. */
+const MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Runs a command to completion and collects its output; kills it (and answers `timedOut`) when it runs
+ * longer than `timeoutMs`. Rejects only when it cannot be started.
+ */
+export function runProcess(command: string, args: string[], timeoutMs: number): Promise<ProcessOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) =>
+    const collect = (stream: NodeJS.ReadableStream) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= MAX_OUTPUT_BYTES) chunks.push(chunk);
+      });
+      return chunks;
+    };
+    const stdout = collect(child.stdout);
+    const stderr = collect(child.stderr);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
       resolve({
         code,
         stdout: Buffer.concat(stdout).toString('utf8'),
         stderr: Buffer.concat(stderr).toString('utf8'),
-      }),
-    );
+        timedOut,
+      });
+    });
   });
 }

@@ -1,6 +1,11 @@
+import { JobFailure } from '#core/errors';
 import type { TimedWord } from '#core/result';
 import { runProcess } from './process.ts';
 import type { Recognizer } from './recognizer.ts';
+import { wavDurationMs } from './wav.ts';
+
+/** PocketSphinx runs at about a quarter of real time here; the limit allows eight times that, and a minute. */
+const timeLimitMs = (audioMs: number) => 60_000 + 2 * audioMs;
 
 /** Markers and fillers that are not words: sentence bounds, silence, noise, `++BREATH++`-style fillers. */
 const NON_WORD = /^(<\/?s>|<sil>|\[[^\]]*\]|\+\+.*\+\+)$/i;
@@ -49,15 +54,12 @@ export class SphinxRecognizer implements Recognizer {
   ) {}
 
   async recognize(wavFile: string): Promise<TimedWord[]> {
-    const { code, stdout } = await runProcess(this.command, [
-      '-infile',
-      wavFile,
-      '-time',
-      'yes',
-      '-logfn',
-      '/dev/null',
-      ...this.extraArgs,
-    ]);
+    const { code, stdout, timedOut } = await runProcess(
+      this.command,
+      ['-infile', wavFile, '-time', 'yes', '-logfn', '/dev/null', ...this.extraArgs],
+      timeLimitMs(await wavDurationMs(wavFile)),
+    );
+    if (timedOut) throw new JobFailure('transcription_failed', 'Speech recognition took too long.');
     if (code !== 0) {
       throw new Error(`pocketsphinx_continuous exited with code ${code}.`);
     }

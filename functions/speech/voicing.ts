@@ -27,6 +27,7 @@ export interface VoicingTrack {
 export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
   const layout = await readWavLayout(wavFile);
   if (layout.channels !== 1 || layout.bitsPerSample !== 16) throw new Error('Voicing needs mono 16-bit PCM.');
+  if (layout.dataBytes < 2) return { hopMs: HOP_MS, voiced: new Uint8Array(0), pitchHz: new Float32Array(0) };
   const hop = Math.round((layout.sampleRate * HOP_MS) / 1000);
   const minLag = Math.floor(layout.sampleRate / MAX_PITCH_HZ);
   const maxLag = Math.ceil(layout.sampleRate / MIN_PITCH_HZ);

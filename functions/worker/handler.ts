@@ -1,13 +1,11 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { awsServices } from '#aws/services';
-import { WORKER_TIMEOUT_SECONDS } from '#commons/contract';
 import { logger } from '#commons/logger';
 import { decodeWorkerMessage } from '#core/messages';
-import { handleWorkerMessage, type ProcessDeps } from '#core/process-job';
+import { handleWorkerMessage, type ProcessDeps, RetryLater, retryDelaySeconds } from '#core/process-job';
 import { createSummarizer, createTranscriber } from './transcribers.ts';
 
-const processor = new BatchProcessor(EventType.SQS);
 let deps: ProcessDeps | undefined;
 
 function processDeps(): ProcessDeps {
@@ -19,37 +17,61 @@ function processDeps(): ProcessDeps {
       queue,
       transcriber: createTranscriber(config, media),
       summarizer: createSummarizer(config),
-      leaseMs: WORKER_TIMEOUT_SECONDS * 1000,
       clock: () => new Date(),
+      timings: config.timings,
     };
   }
   return deps;
 }
 
-async function processRecord(record: SQSRecord): Promise<void> {
-  const message = decodeWorkerMessage(record.body, awsServices().config.transcribeJobPrefix);
+async function processRecord(record: SQSRecord, deps: ProcessDeps): Promise<void> {
+  const { config, queue } = awsServices();
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+  let message: ReturnType<typeof decodeWorkerMessage>;
+  try {
+    message = decodeWorkerMessage(record.body, config.transcribeJobPrefix);
+  } catch (error) {
+    // No attempt will understand it: it goes to the dead-letter queue, kept for the operator, after
+    // the same bounded retries as any failure (never logged whole: it could hold anything).
+    logger.error('A message is not a worker message', { messageId: record.messageId, receiveCount });
+    await queue.hideMessage(record.receiptHandle, retryDelaySeconds(config.timings, receiveCount));
+    throw error;
+  }
   if (!message) return; // An Amazon Transcribe event about another deployment's job.
   try {
-    const outcome = await handleWorkerMessage(processDeps(), message);
+    const { outcome, bug } = await handleWorkerMessage(deps, message, {
+      receiveCount,
+      hide: (seconds) => queue.hideMessage(record.receiptHandle, seconds),
+    });
+    if (bug) logger.error('An unexpected error ended the job', { workerMessage: message, error: bug });
     logger.info('Message handled', { workerMessage: message, outcome });
   } catch (error) {
+    const retry = error instanceof RetryLater ? error : undefined;
     logger.warn('Message failed; it will be retried', {
       workerMessage: message,
-      receiveCount: record.attributes.ApproximateReceiveCount,
-      error,
+      receiveCount,
+      retryInSeconds: retry?.delaySeconds,
+      error: retry?.cause ?? error,
     });
     throw error;
   }
 }
 
+/** A worker over the given dependencies (tests give their own transcriber or faulty adapters). */
+export function createWorkerHandler(
+  dependencies: () => ProcessDeps,
+): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
+  const processor = new BatchProcessor(EventType.SQS);
+  return (event, context) =>
+    processPartialResponse(event, (record: SQSRecord) => processRecord(record, dependencies()), processor, {
+      ...(context ? { context } : {}),
+      processInParallel: false,
+      throwOnFullBatchFailure: false,
+    });
+}
+
 /**
  * SQS-triggered worker. Messages start jobs, check on jobs handed to Amazon Transcribe, or carry its
- * completion events; failed messages are reported for redelivery.
+ * completion events; failed messages are reported for redelivery after the backoff they were given.
  */
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  return processPartialResponse(event, processRecord, processor, {
-    ...(context ? { context } : {}),
-    processInParallel: false,
-    throwOnFullBatchFailure: false,
-  });
-}
+export const handler = createWorkerHandler(processDeps);

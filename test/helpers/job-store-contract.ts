@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { type Job, newJob, newJobId } from '#core/job';
 import { parseJobOptions } from '#core/options';
-import type { JobStore } from '#core/ports';
+import type { JobStore, Lease } from '#core/ports';
 
 const LEASE_MS = 60_000;
 // Recent: DynamoDB deletes items whose TTL (submission + 90 days) has passed.
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000);
 const at = (ms: number) => new Date(T0.getTime() + ms);
+/** A lease taken at `nowMs` after T0 for LEASE_MS, due when it ends. */
+const lease = (nowMs: number, owner = 'worker-a'): Lease => ({
+  owner,
+  now: at(nowMs),
+  until: at(nowMs + LEASE_MS),
+  dueAt: at(nowMs + LEASE_MS),
+});
 
 /**
  * The behaviour every JobStore must have, run against the in-memory store (unit) and DynamoDB
@@ -28,34 +35,41 @@ export function describeJobStore(name: string, store: () => JobStore): void {
 
     it('claims a queued job once, and again only after its lease has run out', async () => {
       const job = await stored();
-      const first = await store().claim(job.id, T0, LEASE_MS);
-      expect(first).toMatchObject({ outcome: 'claimed', job: { status: 'processing' } });
-      expect((await store().claim(job.id, at(LEASE_MS - 1), LEASE_MS)).outcome).toBe('leased');
-      const taken = await store().claim(job.id, at(LEASE_MS + 1), LEASE_MS);
+      const first = await store().claim(job.id, lease(0));
+      expect(first).toMatchObject({
+        outcome: 'claimed',
+        job: { status: 'processing', leaseOwner: 'worker-a' },
+      });
+      expect((await store().claim(job.id, lease(LEASE_MS - 1, 'worker-b'))).outcome).toBe('leased');
+      const taken = await store().claim(job.id, lease(LEASE_MS + 1, 'worker-b'));
       expect(taken).toMatchObject({
         outcome: 'claimed',
-        job: { leaseExpiresAt: at(2 * LEASE_MS + 1).getTime() },
+        job: {
+          leaseOwner: 'worker-b',
+          leaseExpiresAt: at(2 * LEASE_MS + 1).getTime(),
+          dueAt: at(2 * LEASE_MS + 1).toISOString(),
+        },
       });
     });
 
     it('answers missing and finished jobs instead of claiming them', async () => {
-      expect(await store().claim(newJobId(), T0, LEASE_MS)).toEqual({ outcome: 'missing' });
+      expect(await store().claim(newJobId(), lease(0))).toEqual({ outcome: 'missing' });
       const job = await stored();
-      await store().claim(job.id, T0, LEASE_MS);
+      await store().claim(job.id, lease(0));
       expect(await store().complete(job.id, { resultKey: 'results/x.json', audio_duration_ms: 5 })).toBe(
         true,
       );
-      expect((await store().claim(job.id, at(10 * LEASE_MS), LEASE_MS)).outcome).toBe('finished');
+      expect((await store().claim(job.id, lease(10 * LEASE_MS))).outcome).toBe('finished');
     });
 
     it('completes only a processing job, and clears its lease', async () => {
       const job = await stored();
       expect(await store().complete(job.id, { resultKey: 'r', audio_duration_ms: 1 })).toBe(false);
-      await store().claim(job.id, T0, LEASE_MS);
+      await store().claim(job.id, lease(0));
       expect(await store().complete(job.id, { resultKey: 'r', audio_duration_ms: 1200 })).toBe(true);
       const done = await store().get(job.id);
       expect(done).toMatchObject({ status: 'completed', resultKey: 'r', audio_duration_ms: 1200 });
-      expect(done).not.toHaveProperty('leaseExpiresAt');
+      for (const gone of ['leaseExpiresAt', 'leaseOwner', 'dueAt']) expect(done).not.toHaveProperty(gone);
       expect(await store().complete(job.id, { resultKey: 'other', audio_duration_ms: 1 })).toBe(false);
     });
 
@@ -71,19 +85,73 @@ export function describeJobStore(name: string, store: () => JobStore): void {
 
     it('records a hand-off once, with the deadline as the lease', async () => {
       const job = await stored();
-      expect(await store().markHandedOff(job.id, { audio_duration_ms: 1, now: T0, deadline: at(1) })).toBe(
-        false,
-      );
-      await store().claim(job.id, T0, LEASE_MS);
-      const deadline = at(6 * 3_600_000);
-      expect(await store().markHandedOff(job.id, { audio_duration_ms: 900, now: T0, deadline })).toBe(true);
-      await store().markHandedOff(job.id, { audio_duration_ms: 900, now: at(5000), deadline });
+      const handOff = (nowMs: number) => ({
+        audio_duration_ms: 900,
+        now: at(nowMs),
+        deadline: at(6 * 3_600_000),
+        dueAt: at(nowMs + 1_200_000),
+      });
+      expect(await store().markHandedOff(job.id, handOff(0))).toBe(false);
+      await store().claim(job.id, lease(0));
+      expect(await store().markHandedOff(job.id, handOff(0))).toBe(true);
+      expect(await store().markHandedOff(job.id, handOff(5000))).toBe(true);
       expect(await store().get(job.id)).toMatchObject({
         handedOffAt: T0.toISOString(),
         audio_duration_ms: 900,
-        leaseExpiresAt: deadline.getTime(),
+        leaseExpiresAt: at(6 * 3_600_000).getTime(),
+        dueAt: at(5000 + 1_200_000).toISOString(),
       });
-      expect((await store().claim(job.id, at(LEASE_MS * 10), LEASE_MS)).outcome).toBe('leased');
+      expect((await store().claim(job.id, lease(LEASE_MS * 10, 'worker-b'))).outcome).toBe('leased');
+      // The transcriber's work is not a worker's to extend or release.
+      expect(await store().extendLease(job.id, lease(LEASE_MS))).toBe(false);
+      expect(await store().releaseLease(job.id, 'worker-a')).toBe(false);
+    });
+
+    it('extends and releases a lease only for the worker that holds it', async () => {
+      const job = await stored();
+      await store().claim(job.id, lease(0, 'owner'));
+      expect(await store().extendLease(job.id, lease(1000, 'intruder'))).toBe(false);
+      expect(await store().extendLease(job.id, lease(30_000, 'owner'))).toBe(true);
+      expect(await store().get(job.id)).toMatchObject({
+        leaseExpiresAt: at(30_000 + LEASE_MS).getTime(),
+        dueAt: at(30_000 + LEASE_MS).toISOString(),
+      });
+      expect((await store().claim(job.id, lease(LEASE_MS + 1, 'other'))).outcome).toBe('leased');
+      expect(await store().releaseLease(job.id, 'intruder')).toBe(false);
+      expect(await store().releaseLease(job.id, 'owner')).toBe(true);
+      expect((await store().claim(job.id, lease(LEASE_MS + 2, 'other'))).outcome).toBe('claimed');
+      expect(await store().extendLease(job.id, lease(LEASE_MS + 3, 'owner'))).toBe(false);
+    });
+
+    it('lists active jobs past their due time, earliest first, and moves a due time once', async () => {
+      const early = await stored('tenant-due', at(-10 * 3_600_000));
+      const later = await stored('tenant-due', at(-9 * 3_600_000));
+      const finished = await stored('tenant-due', at(-10 * 3_600_000));
+      await store().fail(finished.id, { code: 'internal', message: 'x' });
+      const notYet = await stored('tenant-due', T0);
+      const due = (await store().listDue(at(0), 1000)).map((job) => job.id);
+      expect(due.indexOf(early.id)).toBeGreaterThanOrEqual(0);
+      expect(due.indexOf(early.id)).toBeLessThan(due.indexOf(later.id));
+      expect(due).not.toContain(finished.id);
+      expect(due).not.toContain(notYet.id);
+
+      expect(await store().setDue(early.id, at(60_000), 'not what it was')).toBe(false);
+      expect(await store().setDue(early.id, at(60_000), early.dueAt)).toBe(true);
+      expect(await store().setDue(early.id, at(120_000), early.dueAt)).toBe(false);
+      expect((await store().listDue(at(0), 1000)).map((job) => job.id)).not.toContain(early.id);
+      expect(await store().setDue(finished.id, at(0))).toBe(false);
+    });
+
+    it("counts a tenant's active jobs, up to a bound", async () => {
+      const tenantId = `tenant-${newJobId()}`;
+      const jobs = [await stored(tenantId), await stored(tenantId), await stored(tenantId)];
+      await stored(`other-${newJobId()}`);
+      expect(await store().countActive(tenantId, 10)).toBe(3);
+      expect(await store().countActive(tenantId, 2)).toBe(2);
+      await store().claim(jobs[0]?.id ?? '', lease(0));
+      await store().complete(jobs[0]?.id ?? '', { resultKey: 'r', audio_duration_ms: 1 });
+      await store().fail(jobs[1]?.id ?? '', { code: 'no_audio', message: 'x' });
+      expect(await store().countActive(tenantId, 10)).toBe(1);
     });
 
     it("lists a tenant's jobs newest first, a page at a time, filtered, since a time", async () => {
@@ -111,7 +179,7 @@ export function describeJobStore(name: string, store: () => JobStore): void {
         search: 'odd',
       });
       expect(odd.jobs.map((job) => job.id)).toEqual([jobs[3]?.id, jobs[1]?.id]);
-      await store().claim(jobs[0]?.id ?? '', T0, LEASE_MS);
+      await store().claim(jobs[0]?.id ?? '', lease(0));
       const processing = await store().listByTenant({
         tenantId,
         since: at(0).toISOString(),

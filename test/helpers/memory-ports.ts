@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import { type JobError, RequestError } from '#core/errors';
+import { decodeCursor, encodeCursor } from '#core/cursor';
+import type { JobError } from '#core/errors';
 import { isFinished, type Job } from '#core/job';
 import type {
   ApiKeyRecord,
@@ -10,6 +11,7 @@ import type {
   JobPage,
   JobQueue,
   JobStore,
+  Lease,
   MediaStore,
 } from '#core/ports';
 import type { TranscriptResult } from '#core/result';
@@ -35,17 +37,7 @@ export class InMemoryJobStore implements JobStore {
   }
 
   async listByTenant(query: JobListQuery): Promise<JobPage> {
-    let after: { id: string; timestamp_submitted: string } | undefined;
-    if (query.cursor) {
-      try {
-        after = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
-      } catch {
-        after = undefined;
-      }
-      if (!after || (after as { tenantId?: string }).tenantId !== query.tenantId) {
-        throw new RequestError('invalid_request', 'The cursor is not valid.', 'cursor');
-      }
-    }
+    const after = query.cursor ? decodeCursor(query.cursor, query.tenantId, query.since) : undefined;
     const newestFirst = (a: Job, b: Job) =>
       b.timestamp_submitted.localeCompare(a.timestamp_submitted) || b.id.localeCompare(a.id);
     const matching = [...this.items.values()]
@@ -57,43 +49,48 @@ export class InMemoryJobStore implements JobStore {
           (!query.search || job.searchText.includes(query.search)),
       )
       .sort(newestFirst)
-      .filter((job) => !after || newestFirst(job, after as Job) > 0);
+      .filter((job) => !after || newestFirst(job, { ...job, ...after }) > 0);
     const jobs = matching.slice(0, query.limit).map(copy);
     const last = jobs.at(-1);
     const more = matching.length > query.limit && last;
-    return {
-      jobs,
-      ...(more
-        ? {
-            cursor: Buffer.from(
-              JSON.stringify({
-                id: last.id,
-                tenantId: last.tenantId,
-                timestamp_submitted: last.timestamp_submitted,
-              }),
-            ).toString('base64url'),
-          }
-        : {}),
-    };
+    return { jobs, ...(more ? { cursor: encodeCursor(query.tenantId, last) } : {}) };
   }
 
-  async claim(id: string, now: Date, leaseMs: number): Promise<ClaimOutcome> {
+  async claim(id: string, lease: Lease): Promise<ClaimOutcome> {
     const job = this.items.get(id);
     if (!job) return { outcome: 'missing' };
     if (isFinished(job.status)) return { outcome: 'finished', job: copy(job) };
-    if (job.status === 'processing' && (job.leaseExpiresAt ?? 0) >= now.getTime()) {
+    if (job.status === 'processing' && (job.leaseExpiresAt ?? 0) >= lease.now.getTime()) {
       return { outcome: 'leased', job: copy(job) };
     }
-    job.status = 'processing';
-    job.leaseExpiresAt = now.getTime() + leaseMs;
+    Object.assign(job, {
+      status: 'processing',
+      leaseExpiresAt: lease.until.getTime(),
+      leaseOwner: lease.owner,
+      dueAt: lease.dueAt.toISOString(),
+    });
     return { outcome: 'claimed', job: copy(job) };
+  }
+
+  async extendLease(id: string, lease: Lease): Promise<boolean> {
+    const job = this.items.get(id);
+    if (!this.holds(job, lease.owner)) return false;
+    Object.assign(job as Job, { leaseExpiresAt: lease.until.getTime(), dueAt: lease.dueAt.toISOString() });
+    return true;
+  }
+
+  async releaseLease(id: string, owner: string): Promise<boolean> {
+    const job = this.items.get(id);
+    if (!this.holds(job, owner)) return false;
+    (job as Job).leaseExpiresAt = 0;
+    return true;
   }
 
   async complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean> {
     const job = this.items.get(id);
     if (job?.status !== 'processing') return false;
     Object.assign(job, { status: 'completed', ...update });
-    delete job.leaseExpiresAt;
+    this.finished(job);
     return true;
   }
 
@@ -101,20 +98,53 @@ export class InMemoryJobStore implements JobStore {
     const job = this.items.get(id);
     if (!job || isFinished(job.status)) return false;
     Object.assign(job, { status: 'error', error: copy(error) });
-    delete job.leaseExpiresAt;
+    this.finished(job);
     return true;
   }
 
   async markHandedOff(
     id: string,
-    update: { audio_duration_ms: number; now: Date; deadline: Date },
+    update: { audio_duration_ms: number; now: Date; deadline: Date; dueAt: Date },
   ): Promise<boolean> {
     const job = this.items.get(id);
     if (job?.status !== 'processing') return false;
     job.handedOffAt ??= update.now.toISOString();
     job.audio_duration_ms = update.audio_duration_ms;
     job.leaseExpiresAt = update.deadline.getTime();
+    job.dueAt = update.dueAt.toISOString();
     return true;
+  }
+
+  async setDue(id: string, dueAt: Date, ifDueAt?: string): Promise<boolean> {
+    const job = this.items.get(id);
+    if (!job || isFinished(job.status) || (ifDueAt !== undefined && job.dueAt !== ifDueAt)) return false;
+    job.dueAt = dueAt.toISOString();
+    return true;
+  }
+
+  async listDue(now: Date, limit: number): Promise<Job[]> {
+    return [...this.items.values()]
+      .filter((job) => !isFinished(job.status) && job.dueAt !== undefined && job.dueAt <= now.toISOString())
+      .sort((a, b) => (a.dueAt ?? '').localeCompare(b.dueAt ?? ''))
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async countActive(tenantId: string, atMost: number): Promise<number> {
+    const active = [...this.items.values()].filter(
+      (job) => job.tenantId === tenantId && !isFinished(job.status),
+    );
+    return Math.min(atMost, active.length);
+  }
+
+  private holds(job: Job | undefined, owner: string): boolean {
+    return job?.status === 'processing' && job.leaseOwner === owner && !job.handedOffAt;
+  }
+
+  private finished(job: Job): void {
+    delete job.leaseExpiresAt;
+    delete job.leaseOwner;
+    delete job.dueAt;
   }
 }
 
@@ -204,4 +234,10 @@ export function manualClock(start = new Date('2026-01-01T00:00:00.000Z')): Clock
     now += ms;
   };
   return clock;
+}
+
+/** A lease for tests: held by `owner` from `now` for `ms`, due when it ends. */
+export function testLease(ms: number, now = new Date(), owner = 'test-worker'): Lease {
+  const until = new Date(now.getTime() + ms);
+  return { owner, now, until, dueAt: until };
 }

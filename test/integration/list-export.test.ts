@@ -9,6 +9,7 @@ import { parseJobOptions } from '#core/options';
 import type { TranscriptResult } from '#core/result';
 import { apiEvent } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/fresh-resources';
+import { testLease } from '#test/helpers/memory-ports';
 
 const DAY_MS = 86_400_000;
 const stored: Record<string, Job> = {};
@@ -51,7 +52,7 @@ beforeAll(async () => {
   const { jobs, media } = awsServices();
   const completed = stored.second as Job;
   await media.putResult(resultKey('acme', completed.id), result);
-  await jobs.claim(completed.id, new Date(), 60_000);
+  await jobs.claim(completed.id, testLease(60_000));
   await jobs.complete(completed.id, {
     resultKey: resultKey('acme', completed.id),
     audio_duration_ms: 3000,

@@ -7,6 +7,7 @@ import { parseJobOptions } from '#core/options';
 import type { TranscriptResult } from '#core/result';
 import { apiEvent } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/fresh-resources';
+import { testLease } from '#test/helpers/memory-ports';
 
 beforeAll(async () => {
   await useFreshResources();
@@ -62,7 +63,7 @@ describe('GET /v1-beta/transcript/status', () => {
     };
     const key = resultKey(job.tenantId, job.id);
     await media.putResult(key, result);
-    await jobs.claim(job.id, new Date(), 60_000);
+    await jobs.claim(job.id, testLease(60_000));
     await jobs.complete(job.id, { resultKey: key, audio_duration_ms: 800 });
 
     const { body } = await status(job.id, 'tenant-a');

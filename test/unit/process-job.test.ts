@@ -1,16 +1,19 @@
 import { readFile } from 'node:fs/promises';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ASYNC_CHECK_INTERVAL_SECONDS, ASYNC_DEADLINE_MS, audioKey, resultKey } from '#commons/contract';
 import { JobFailure } from '#core/errors';
 import { type Job, newJob, newJobId } from '#core/job';
+import type { WorkerMessage } from '#core/messages';
 import { parseJobOptions } from '#core/options';
 import type { AsyncTranscriber, AsyncTranscriptionState, SyncTranscriber, Transcription } from '#core/ports';
 import {
+  CHECK_DUE_MS,
+  DEFAULT_TIMINGS,
   failAbandonedJob,
   handleWorkerMessage,
-  JobBusy,
   type ProcessDeps,
-  type ProcessOutcome,
+  RetryLater,
+  retryDelaySeconds,
 } from '#core/process-job';
 import {
   InMemoryJobQueue,
@@ -19,8 +22,10 @@ import {
   manualClock,
 } from '#test/helpers/memory-ports';
 
-const LEASE_MS = 900_000;
 const AUDIO = Buffer.from('pretend audio');
+const VISIBILITY_MS = DEFAULT_TIMINGS.heartbeatVisibilitySeconds * 1000;
+/** The lease a worker takes: five sixths of the heartbeat's visibility. */
+const LEASE_MS = (VISIBILITY_MS * 5) / 6;
 
 const transcription = (text = 'hello there'): Transcription => ({
   transcript: text,
@@ -85,9 +90,30 @@ function deps(transcriber: ProcessDeps['transcriber']): ProcessDeps {
         };
       },
     },
-    leaseMs: LEASE_MS,
     clock,
+    timings: DEFAULT_TIMINGS,
   };
+}
+
+/** A delivery of a message that records how long the worker hid it, each time. */
+function delivery(receiveCount = 1): {
+  receiveCount: number;
+  hides: number[];
+  hide(s: number): Promise<void>;
+} {
+  const hides: number[] = [];
+  return {
+    receiveCount,
+    hides,
+    async hide(seconds) {
+      hides.push(seconds);
+    },
+  };
+}
+
+/** Handles a message as the worker does, and answers its outcome. */
+async function handle(transcriber: ProcessDeps['transcriber'], message: WorkerMessage, receiveCount = 1) {
+  return (await handleWorkerMessage(deps(transcriber), message, delivery(receiveCount))).outcome;
 }
 
 async function queuedJob(fields: Record<string, string> = {}): Promise<Job> {
@@ -106,13 +132,17 @@ beforeEach(() => {
   summaries = 0;
 });
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const process = (jobId: string) => ({ kind: 'process' as const, jobId });
+
 describe('a sync transcriber', () => {
   it('claims the job, transcribes its audio, stores the result and completes the job', async () => {
     const job = await queuedJob();
     const transcriber = scriptedTranscriber(() => transcription());
-    expect(await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id })).toBe(
-      'completed',
-    );
+    expect(await handle(transcriber, process(job.id))).toBe('completed');
     expect(transcriber.audio).toEqual([AUDIO]);
     const done = await jobs.get(job.id);
     expect(done).toMatchObject({
@@ -120,21 +150,53 @@ describe('a sync transcriber', () => {
       resultKey: resultKey('acme', job.id),
       audio_duration_ms: 1000,
     });
-    expect(done).not.toHaveProperty('leaseExpiresAt');
+    for (const gone of ['leaseExpiresAt', 'leaseOwner', 'dueAt']) expect(done).not.toHaveProperty(gone);
     expect(await media.getResult(resultKey('acme', job.id))).toEqual(transcription());
     expect(summaries).toBe(0);
   });
 
   it('adds only the summaries the job asked for', async () => {
     const job = await queuedJob({ tldr: 'true' });
-    await handleWorkerMessage(deps(scriptedTranscriber(() => transcription())), {
-      kind: 'process',
-      jobId: job.id,
-    });
+    await handle(
+      scriptedTranscriber(() => transcription()),
+      process(job.id),
+    );
     const result = await media.getResult(resultKey('acme', job.id));
     expect(result.tldr).toBe('short');
     expect(result).not.toHaveProperty('short_hand_notes');
     expect(summaries).toBe(1);
+  });
+
+  it('hides the message before any work, and keeps it hidden and the lease held while the work goes on', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const job = await queuedJob();
+    let finishWork = () => {};
+    const working = new Promise<void>((resolve) => {
+      finishWork = resolve;
+    });
+    const transcriber: ProcessDeps['transcriber'] = {
+      mode: 'sync',
+      async transcribe() {
+        await working;
+        return transcription();
+      },
+    };
+    const received = delivery();
+    const handled = handleWorkerMessage(deps(transcriber), process(job.id), received);
+    await vi.waitFor(async () => expect((await jobs.get(job.id))?.leaseOwner).toBeDefined());
+    expect(received.hides).toEqual([DEFAULT_TIMINGS.heartbeatVisibilitySeconds]);
+    const leased = (await jobs.get(job.id))?.leaseExpiresAt ?? 0;
+    expect(leased).toBe(clock().getTime() + LEASE_MS);
+
+    clock.advance(VISIBILITY_MS / 3);
+    await vi.advanceTimersByTimeAsync(VISIBILITY_MS / 3);
+    expect(received.hides).toHaveLength(2);
+    expect((await jobs.get(job.id))?.leaseExpiresAt).toBe(leased + VISIBILITY_MS / 3);
+
+    finishWork();
+    expect((await handled).outcome).toBe('completed');
+    await vi.advanceTimersByTimeAsync(VISIBILITY_MS);
+    expect(received.hides).toHaveLength(2);
   });
 
   it('ends the job in error at once for input that can never succeed', async () => {
@@ -142,96 +204,120 @@ describe('a sync transcriber', () => {
     const transcriber = scriptedTranscriber(() => {
       throw new JobFailure('unsupported_media', 'not audio');
     });
-    expect(await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id })).toBe('failed');
+    expect(await handle(transcriber, process(job.id))).toBe('failed');
     expect(await jobs.get(job.id)).toMatchObject({
       status: 'error',
       error: { code: 'unsupported_media', message: 'not audio' },
     });
   });
 
-  it('leaves a transient failure to the queue, holds the job for its lease, then lets a retry take it over', async () => {
+  it('ends the job in error with internal for a bug, which no retry would fix, and hands the bug to the log', async () => {
+    const job = await queuedJob();
+    const bug = new RangeError('index out of range');
+    const transcriber = scriptedTranscriber(() => {
+      throw bug;
+    });
+    const result = await handleWorkerMessage(deps(transcriber), process(job.id), delivery());
+    expect(result).toEqual({ outcome: 'failed', bug });
+    const failed = await jobs.get(job.id);
+    expect(failed).toMatchObject({ status: 'error', error: { code: 'internal' } });
+    expect(failed?.error?.message).not.toContain('index out of range');
+  });
+
+  it('backs a transient failure off, releases the lease at once, and lets the retry complete the job', async () => {
     const job = await queuedJob();
     const transcriber = scriptedTranscriber(
       () => {
-        throw new Error('connection reset');
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       },
       () => transcription('second try'),
     );
-    const process = () => handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id });
-    await expect(process()).rejects.toThrow('connection reset');
-    expect(await jobs.get(job.id)).toMatchObject({
-      status: 'processing',
-      leaseExpiresAt: clock().getTime() + LEASE_MS,
-    });
+    const first = delivery(1);
+    const failure = await handleWorkerMessage(deps(transcriber), process(job.id), first).catch(
+      (error) => error,
+    );
+    expect(failure).toBeInstanceOf(RetryLater);
+    expect(failure.delaySeconds).toBe(DEFAULT_TIMINGS.retryBaseSeconds);
+    expect(first.hides.at(-1)).toBe(DEFAULT_TIMINGS.retryBaseSeconds);
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'processing', leaseExpiresAt: 0 });
 
-    clock.advance(LEASE_MS - 1);
-    await expect(process()).rejects.toBeInstanceOf(JobBusy);
-    clock.advance(2);
-    expect(await process()).toBe('completed');
+    expect(await handle(transcriber, process(job.id), 2)).toBe('completed');
     expect((await media.getResult(resultKey('acme', job.id))).transcript).toBe('second try');
+  });
+
+  it('waits four times longer after each failed attempt, never more than 15 minutes', () => {
+    const delays = [1, 2, 3, 4, 5, 6].map((count) => retryDelaySeconds(DEFAULT_TIMINGS, count));
+    expect(delays).toEqual([15, 60, 240, 900, 900, 900]);
+  });
+
+  it("drops a message for a job another worker holds, and takes over once that worker's lease ran out", async () => {
+    const job = await queuedJob();
+    await jobs.claim(job.id, {
+      owner: 'dead-worker',
+      now: clock(),
+      until: new Date(clock().getTime() + LEASE_MS),
+      dueAt: new Date(clock().getTime() + LEASE_MS),
+    });
+    const transcriber = scriptedTranscriber(() => transcription());
+    expect(await handle(transcriber, process(job.id))).toBe('busy');
+    expect(transcriber.audio).toHaveLength(0);
+    clock.advance(LEASE_MS + 1);
+    expect(await handle(transcriber, process(job.id))).toBe('completed');
   });
 
   it('never runs a finished job again, and skips a job that does not exist', async () => {
     const job = await queuedJob();
     const transcriber = scriptedTranscriber(() => transcription());
-    await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id });
+    await handle(transcriber, process(job.id));
     const finished = await jobs.get(job.id);
-    const outcomes: ProcessOutcome[] = [
-      await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id }),
-      await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: newJobId() }),
-    ];
-    expect(outcomes).toEqual(['skipped', 'skipped']);
+    expect(await handle(transcriber, process(job.id))).toBe('skipped');
+    expect(await handle(transcriber, process(newJobId()))).toBe('skipped');
     expect(await jobs.get(job.id)).toEqual(finished);
     expect(transcriber.audio).toHaveLength(1);
   });
 });
 
 describe('an async transcriber', () => {
-  it('hands the job off, holds it until the deadline and schedules the first check', async () => {
+  it('hands the job off, holds it until the deadline, makes it due after a missed check, and schedules one', async () => {
     const job = await queuedJob();
     const transcriber = asyncTranscriber([]);
-    expect(await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id })).toBe('started');
+    expect(await handle(transcriber, process(job.id))).toBe('started');
     expect(await jobs.get(job.id)).toMatchObject({
       status: 'processing',
       handedOffAt: clock().toISOString(),
       audio_duration_ms: 4200,
       leaseExpiresAt: clock().getTime() + ASYNC_DEADLINE_MS,
+      dueAt: new Date(clock().getTime() + CHECK_DUE_MS).toISOString(),
     });
     expect(queue.sent).toEqual([{ jobId: job.id, check: 1, delaySeconds: ASYNC_CHECK_INTERVAL_SECONDS }]);
 
-    // The start message delivered again leaves the job to the transcriber.
+    // The start message delivered again finds the job held, and is dropped.
     clock.advance(LEASE_MS * 2);
-    expect(await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id })).toBe('skipped');
+    expect(await handle(transcriber, process(job.id))).toBe('busy');
     expect(transcriber.starts).toBe(1);
   });
 
-  it('schedules the next check while the transcriber runs; an event alone schedules nothing', async () => {
+  it('schedules the next check while the transcriber runs and moves the due time; an event alone schedules nothing', async () => {
     const job = await queuedJob();
     const transcriber = asyncTranscriber([]);
-    await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id });
+    await handle(transcriber, process(job.id));
     queue.sent.length = 0;
-    expect(await handleWorkerMessage(deps(transcriber), { kind: 'check', jobId: job.id, attempt: 1 })).toBe(
+    clock.advance(ASYNC_CHECK_INTERVAL_SECONDS * 1000);
+    expect(await handle(transcriber, { kind: 'check', jobId: job.id, attempt: 1 })).toBe('waiting');
+    expect(queue.sent).toEqual([{ jobId: job.id, check: 2, delaySeconds: ASYNC_CHECK_INTERVAL_SECONDS }]);
+    expect((await jobs.get(job.id))?.dueAt).toBe(new Date(clock().getTime() + CHECK_DUE_MS).toISOString());
+    expect(await handle(transcriber, { kind: 'transcribe-event', jobId: job.id, status: 'COMPLETED' })).toBe(
       'waiting',
     );
-    expect(queue.sent).toEqual([{ jobId: job.id, check: 2, delaySeconds: ASYNC_CHECK_INTERVAL_SECONDS }]);
-    expect(
-      await handleWorkerMessage(deps(transcriber), {
-        kind: 'transcribe-event',
-        jobId: job.id,
-        status: 'COMPLETED',
-      }),
-    ).toBe('waiting');
     expect(queue.sent).toHaveLength(1);
   });
 
   it('gives the job up when the transcriber is still busy at the deadline', async () => {
     const job = await queuedJob();
     const transcriber = asyncTranscriber([]);
-    await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: job.id });
+    await handle(transcriber, process(job.id));
     clock.advance(ASYNC_DEADLINE_MS);
-    expect(await handleWorkerMessage(deps(transcriber), { kind: 'check', jobId: job.id, attempt: 36 })).toBe(
-      'failed',
-    );
+    expect(await handle(transcriber, { kind: 'check', jobId: job.id, attempt: 36 })).toBe('failed');
     expect(await jobs.get(job.id)).toMatchObject({
       status: 'error',
       error: { code: 'transcription_failed' },
@@ -245,26 +331,24 @@ describe('an async transcriber', () => {
       { state: 'completed', transcription: transcription('from the service') },
       { state: 'failed', error: { code: 'unsupported_media', message: 'codec' } },
     ]);
-    await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: completed.id });
-    await handleWorkerMessage(deps(transcriber), { kind: 'process', jobId: failed.id });
+    await handle(transcriber, process(completed.id));
+    await handle(transcriber, process(failed.id));
     const event = (jobId: string) => ({ kind: 'transcribe-event' as const, jobId, status: 'COMPLETED' });
-    expect(await handleWorkerMessage(deps(transcriber), event(completed.id))).toBe('completed');
-    expect(await handleWorkerMessage(deps(transcriber), event(failed.id))).toBe('failed');
+    expect(await handle(transcriber, event(completed.id))).toBe('completed');
+    expect(await handle(transcriber, event(failed.id))).toBe('failed');
     expect((await media.getResult(resultKey('acme', completed.id))).transcript).toBe('from the service');
     expect(await jobs.get(failed.id)).toMatchObject({
       status: 'error',
       error: { code: 'unsupported_media' },
     });
     // A late duplicate event finds the job finished.
-    expect(await handleWorkerMessage(deps(transcriber), event(completed.id))).toBe('skipped');
+    expect(await handle(transcriber, event(completed.id))).toBe('skipped');
   });
 
   it('ignores checks and events for a job that was never handed off', async () => {
     const job = await queuedJob();
     const transcriber = asyncTranscriber([{ state: 'completed', transcription: transcription() }]);
-    expect(await handleWorkerMessage(deps(transcriber), { kind: 'check', jobId: job.id, attempt: 1 })).toBe(
-      'skipped',
-    );
+    expect(await handle(transcriber, { kind: 'check', jobId: job.id, attempt: 1 })).toBe('skipped');
     expect((await jobs.get(job.id))?.status).toBe('queued');
   });
 });
@@ -273,10 +357,10 @@ describe('a dead-lettered job', () => {
   it('ends in error unless it had already finished', async () => {
     const stuck = await queuedJob();
     const finished = await queuedJob();
-    await handleWorkerMessage(deps(scriptedTranscriber(() => transcription())), {
-      kind: 'process',
-      jobId: finished.id,
-    });
+    await handle(
+      scriptedTranscriber(() => transcription()),
+      process(finished.id),
+    );
     expect(await failAbandonedJob(jobs, stuck.id)).toBe(true);
     expect(await failAbandonedJob(jobs, finished.id)).toBe(false);
     expect(await jobs.get(stuck.id)).toMatchObject({

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { audioKey } from '#commons/contract';
 import { RequestError } from '#core/errors';
 import { newJobId } from '#core/job';
-import { type Submission, submitJob } from '#core/submit';
+import { ensureCapacity, type Submission, submitJob } from '#core/submit';
 import {
   InMemoryJobQueue,
   InMemoryJobStore,
@@ -60,7 +60,7 @@ describe('submitJob', () => {
     expect(media.objects.size).toBe(0);
   });
 
-  it('puts a job whose start message could not be sent in error, so that it never waits in queued', async () => {
+  it('accepts a job whose start message could not be sent: it stays queued, for the sweeper to send', async () => {
     const failingQueue = {
       enqueue: async () => {
         throw new Error('queue unavailable');
@@ -68,7 +68,20 @@ describe('submitJob', () => {
       scheduleCheck: async () => undefined,
     };
     const input = await submission({});
-    await expect(submitJob({ jobs, media, queue: failingQueue }, input)).rejects.toThrow('queue unavailable');
-    expect(await jobs.get(input.id)).toMatchObject({ status: 'error', error: { code: 'internal' } });
+    const job = await submitJob({ jobs, media, queue: failingQueue }, input);
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'queued', dueAt: expect.any(String) });
+    expect((await jobs.listDue(new Date(Date.parse(job.dueAt ?? '') + 1), 10)).map((due) => due.id)).toEqual([
+      job.id,
+    ]);
+  });
+
+  it("refuses a tenant at its cap of active jobs with a retry delay, and counts only that tenant's", async () => {
+    for (let i = 0; i < 3; i++) await submitJob({ jobs, media, queue }, await submission({}));
+    await expect(ensureCapacity(jobs, 'acme', 3)).rejects.toMatchObject({
+      code: 'rate_limited',
+      retryAfterSeconds: expect.any(Number),
+    });
+    await expect(ensureCapacity(jobs, 'acme', 4)).resolves.toBeUndefined();
+    await expect(ensureCapacity(jobs, 'globex', 1)).resolves.toBeUndefined();
   });
 });
