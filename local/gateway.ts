@@ -268,7 +268,7 @@ function singleHeaders(request: IncomingMessage): Record<string, string> {
 /** Every value of every query parameter, as API Gateway's multiValueQueryStringParameters. */
 function queryParameters(url: URL): Record<string, string[]> {
   const query: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  for (const [name, value] of url.searchParams) query[name] = [...(query[name] ?? []), value];
   return query;
 }
 
