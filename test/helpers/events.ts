@@ -27,7 +27,9 @@ export function apiEvent(input: {
     headers: input.headers ?? {},
     multiValueHeaders: {},
     queryStringParameters: input.query ?? null,
-    multiValueQueryStringParameters: null,
+    multiValueQueryStringParameters: input.query
+      ? Object.fromEntries(Object.entries(input.query).map(([name, value]) => [name, [value]]))
+      : null,
     pathParameters: null,
     stageVariables: null,
     body: input.body ? input.body.toString(base64 ? 'base64' : 'utf8') : null,

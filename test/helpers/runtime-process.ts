@@ -3,8 +3,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ENV } from '#commons/contract';
 import type { StatusRecord } from '#core/job';
 import { freePort } from '#local/emulators';
+import { LOCAL_ENV } from '#local/settings';
 import type { SubmitBody } from './submissions.ts';
 
 const TSX = join('node_modules', '.bin', 'tsx');
@@ -29,21 +31,33 @@ export interface RuntimeProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `local/start.ts` as `npm start` does, on a free port, and waits until /health answers. */
-export async function startRuntimeProcess(apiKey: string): Promise<RuntimeProcess> {
+/**
+ * Starts `local/start.ts` as `npm start` does, on a free port, and waits until /health answers.
+ * `env` adds or overrides variables (a log level, more keys).
+ */
+export async function startRuntimeProcess(
+  apiKey: string,
+  env: Record<string, string> = {},
+): Promise<RuntimeProcess> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const runtimeFile = join(mkdtempSync(join(tmpdir(), 'runtime-')), 'runtime.json');
-  const env: NodeJS.ProcessEnv = {
+  const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
-    PORT: String(port),
-    LOCAL_API_KEY: apiKey,
-    LOCAL_RUNTIME_FILE: runtimeFile,
-    POWERTOOLS_LOG_LEVEL: 'WARN',
+    [LOCAL_ENV.port]: String(port),
+    [LOCAL_ENV.apiKey]: apiKey,
+    [LOCAL_ENV.runtimeFile]: runtimeFile,
+    [ENV.logLevel]: 'WARN',
+    ...env,
   };
   // The runtime makes and names its own resources.
-  for (const name of ['JOBS_TABLE', 'API_KEYS_TABLE', 'MEDIA_BUCKET', 'JOBS_QUEUE_URL']) delete env[name];
-  const child: ChildProcess = spawn(TSX, ['local/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const name of [ENV.jobsTable, ENV.apiKeysTable, ENV.mediaBucket, ENV.jobsQueueUrl])
+    delete childEnv[name];
+  // node itself, not the tsx launcher, so that stopping it stops the runtime and its emulators.
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
@@ -96,7 +110,7 @@ export async function startRuntimeProcess(apiKey: string): Promise<RuntimeProces
         },
         output: () => output,
         keys: async (...args) =>
-          (await promisify(execFile)(TSX, ['local/keys.ts', ...args, '--local'], { env })).stdout,
+          (await promisify(execFile)(TSX, ['local/keys.ts', ...args, '--local'], { env: childEnv })).stdout,
         stop,
       };
     }
