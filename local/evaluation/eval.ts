@@ -12,13 +12,7 @@ import { LocalTranscriber } from '#speech/local-transcriber';
 import { SphinxRecognizer } from '#speech/sphinx';
 import { readLocalSettings } from '../settings.ts';
 import { DIARIZATION_SET_FILE, type DiarizationSplit, diarizationSplit } from './diarization-set.ts';
-import {
-  type ChannelTurn,
-  diarizationErrorRate,
-  type SpeakerTurn,
-  wordDiarizationErrors,
-  wordErrors,
-} from './metrics.ts';
+import { type ChannelTurn, diarizationScores, wordErrors } from './metrics.ts';
 
 const usage = `Usage: npm run eval -- --samples DIR [--json FILE] [--url URL --key KEY] [--baseline]
 
@@ -281,23 +275,10 @@ function score(measurement: Measurement, entry: Sample, result: TranscriptResult
       endMs: t.end * 1000,
       ...(t.channel !== undefined ? { channel: t.channel } : {}),
     }));
-    const hypothesis: SpeakerTurn[] = (result.utterances ?? []).map((t) => ({
-      speaker: t.speaker ?? '',
-      startMs: t.startTime,
-      endMs: t.endTime,
-    }));
-    measurement.der = diarizationErrorRate(reference, hypothesis);
-    const attribution = wordDiarizationErrors(
-      result.words.map((word) => ({
-        startMs: word.startTime,
-        endMs: word.endTime,
-        ...(word.speaker !== undefined ? { speaker: word.speaker } : {}),
-        ...(word.channel !== undefined ? { channel: word.channel } : {}),
-      })),
-      reference,
-    );
-    measurement.wordsWrongSpeaker = attribution.wrong;
-    measurement.wordsJudged = attribution.judged;
+    const scores = diarizationScores(result, reference);
+    measurement.der = scores.der;
+    measurement.wordsWrongSpeaker = scores.wrong;
+    measurement.wordsJudged = scores.judged;
     measurement.speakers = new Set(result.words.map((word) => word.speaker)).size;
     measurement.referenceSpeakers = new Set(reference.map((t) => t.speaker)).size;
   }

@@ -1,4 +1,5 @@
 import nlp from 'compromise';
+import type { TranscriptResult } from '#core/result';
 
 /**
  * Scores of a transcription against references, as the eval command prints them. Conventions differ
@@ -211,4 +212,23 @@ function bestMapping(
     taken.add(ref);
   }
   return mapping;
+}
+
+/** DER of a result's turns and the word-level diarization error of its words, against reference turns. */
+export function diarizationScores(
+  result: Pick<TranscriptResult, 'words' | 'utterances'>,
+  reference: ChannelTurn[],
+): { der: number; wrong: number; judged: number } {
+  const hypothesis = (result.utterances ?? []).map((turn) => ({
+    speaker: turn.speaker ?? '',
+    startMs: turn.startTime,
+    endMs: turn.endTime,
+  }));
+  const words = result.words.map((word) => ({
+    startMs: word.startTime,
+    endMs: word.endTime,
+    ...(word.speaker !== undefined ? { speaker: word.speaker } : {}),
+    ...(word.channel !== undefined ? { channel: word.channel } : {}),
+  }));
+  return { der: diarizationErrorRate(reference, hypothesis), ...wordDiarizationErrors(words, reference) };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJobOptions } from '#core/options';
-import { diarizationErrorRate, type SpeakerTurn, wordDiarizationErrors } from '#local/evaluation/metrics';
+import { diarizationErrorRate, diarizationScores, type SpeakerTurn } from '#local/evaluation/metrics';
 import { BicDiarizer, type SpeakerSegment, speakerAt } from '#speech/diarization';
 import { LocalTranscriber } from '#speech/local-transcriber';
 import { decodeToWav } from '#speech/media';
@@ -97,25 +97,10 @@ describe('diarization on conversations nobody tuned for', () => {
       });
       const reference = referenceOf(sample);
       if (speakerCount(result.words) === new Set(reference.map((turn) => turn.speaker)).size) countRight += 1;
-      derSum += diarizationErrorRate(
-        reference,
-        (result.utterances ?? []).map((turn) => ({
-          speaker: turn.speaker ?? '',
-          startMs: turn.startTime,
-          endMs: turn.endTime,
-        })),
-      );
-      const attribution = wordDiarizationErrors(
-        result.words.map((word) => ({
-          startMs: word.startTime,
-          endMs: word.endTime,
-          ...(word.speaker !== undefined ? { speaker: word.speaker } : {}),
-          ...(word.channel !== undefined ? { channel: word.channel } : {}),
-        })),
-        reference,
-      );
-      wrong += attribution.wrong;
-      judged += attribution.judged;
+      const scores = diarizationScores(result, reference);
+      derSum += scores.der;
+      wrong += scores.wrong;
+      judged += scores.judged;
     }
     expect(countRight / heldOut.length).toBeGreaterThanOrEqual(0.75);
     expect(derSum / heldOut.length).toBeLessThanOrEqual(0.2);
