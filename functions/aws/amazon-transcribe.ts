@@ -12,8 +12,12 @@ import type { AsyncTranscriber, AsyncTranscriptionState, MediaStore } from '#cor
 import { dualChannelSelection, probeMedia } from '#speech/media';
 import { mapTranscribeOutput } from './transcribe-output.ts';
 
-/** Transcribe tells speakers apart up to this number; the real count is found automatically. */
+/**
+ * Transcribe tells speakers apart up to this number (2 to 30, API Reference, `Settings`); the real count
+ * is found automatically. The client's `speakers_expected` becomes the limit.
+ */
 const MAX_SPEAKER_LABELS = 30;
+const MIN_SPEAKER_LABELS = 2;
 
 export interface AmazonTranscribeSettings {
   bucket: string;
@@ -51,7 +55,15 @@ export class AmazonTranscribe implements AsyncTranscriber {
           ...(job.options.dual_channel
             ? { Settings: { ChannelIdentification: true } }
             : job.options.speaker_diarization
-              ? { Settings: { ShowSpeakerLabels: true, MaxSpeakerLabels: MAX_SPEAKER_LABELS } }
+              ? {
+                  Settings: {
+                    ShowSpeakerLabels: true,
+                    MaxSpeakerLabels: Math.max(
+                      MIN_SPEAKER_LABELS,
+                      job.options.speakers_expected ?? MAX_SPEAKER_LABELS,
+                    ),
+                  },
+                }
               : {}),
         }),
       );

@@ -77,6 +77,8 @@ export interface SubmissionRecord {
   timestamp_submitted: string;
   tldr: string;
   short_hand_notes: string;
+  /** Only when the client sent it (additive to SPEC 2.1). */
+  speakers_expected?: string;
 }
 
 export function toSubmissionRecord(job: Job): SubmissionRecord {
@@ -93,6 +95,9 @@ export function toSubmissionRecord(job: Job): SubmissionRecord {
     timestamp_submitted: job.timestamp_submitted,
     tldr: String(options.tldr),
     short_hand_notes: String(options.short_hand_notes),
+    ...(options.speakers_expected !== undefined
+      ? { speakers_expected: String(options.speakers_expected) }
+      : {}),
   };
 }
 
@@ -107,6 +112,8 @@ export interface JobData {
   speaker_diarization: boolean;
   language: string;
   timestamp_submitted: string;
+  /** Only when the client sent it (additive to SPEC 2.2). */
+  speakers_expected?: number;
 }
 
 export interface StatusRecord extends JobData {
@@ -126,6 +133,7 @@ function toJobData(job: Job): JobData {
     speaker_diarization: options.speaker_diarization,
     language: options.language,
     timestamp_submitted: job.timestamp_submitted,
+    ...(options.speakers_expected !== undefined ? { speakers_expected: options.speakers_expected } : {}),
   };
 }
 

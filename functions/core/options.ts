@@ -11,12 +11,15 @@ export interface JobOptions {
   language: Language;
   webhook_url: string;
   custom: string;
+  /** How many speakers the client expects (a hint to diarization); absent when not sent. */
+  speakers_expected?: number;
 }
 
 export const LANGUAGES = ['enUs'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
 export const MAX_CUSTOM_LENGTH = 4096;
+export const MAX_SPEAKERS_EXPECTED = 10;
 
 const flag = (name: string, fallback: boolean) =>
   z
@@ -72,8 +75,17 @@ function optionsSchema(allowHttpWebhooks: boolean) {
       .refine((value) => value.length <= MAX_CUSTOM_LENGTH, {
         error: `custom must be at most ${MAX_CUSTOM_LENGTH} characters.`,
       }),
+    speakers_expected: z
+      .string()
+      .trim()
+      .regex(/^\d{1,2}$/, { error: speakersExpectedError })
+      .transform(Number)
+      .refine((value) => value >= 1 && value <= MAX_SPEAKERS_EXPECTED, { error: speakersExpectedError })
+      .optional(),
   });
 }
+
+const speakersExpectedError = `speakers_expected must be a whole number from 1 to ${MAX_SPEAKERS_EXPECTED}.`;
 
 /** The text parts of a submission that are options; `audio`, `file` and `audio_ref` are not. */
 export const OPTION_FIELDS = [
@@ -85,6 +97,7 @@ export const OPTION_FIELDS = [
   'language',
   'webhook_url',
   'custom',
+  'speakers_expected',
 ] as const;
 
 export interface ParseOptionsSettings {
@@ -101,7 +114,18 @@ export function parseJobOptions(
   settings: ParseOptionsSettings = {},
 ): JobOptions {
   const parsed = optionsSchema(settings.allowHttpWebhooks ?? false).safeParse(fields);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const { speakers_expected, ...options } = parsed.data;
+    // A hint about speakers means nothing unless speakers are told apart.
+    if (speakers_expected !== undefined && !options.speaker_diarization) {
+      throw new RequestError(
+        'invalid_option',
+        'speakers_expected needs speaker_diarization=true.',
+        'speakers_expected',
+      );
+    }
+    return speakers_expected === undefined ? options : { ...options, speakers_expected };
+  }
 
   const issue = parsed.error.issues[0];
   if (issue?.code === 'unrecognized_keys') {

@@ -6,11 +6,11 @@ import type { JobOptions } from '#core/options';
 import type { SyncTranscriber, Transcription } from '#core/ports';
 import { assembleTranscript, type TimedWord } from '#core/result';
 import { MAX_CHUNK_MS, planChunks } from './chunks.ts';
-import { diarize, speakerAt } from './diarization.ts';
+import { BicDiarizer, type Diarizer, speakerAt } from './diarization.ts';
 import { decodeToWav, dualChannelSelection, probeMedia } from './media.ts';
 import { punctuateWords } from './punctuation.ts';
 import type { Recognizer } from './recognizer.ts';
-import { detectSpeech, type SpeechRegion } from './vad.ts';
+import { detectSpeech, keepWordsInSpeech, type SpeechRegion } from './vad.ts';
 import { detectVoicing, keepVoicedWords } from './voicing.ts';
 import { wavDurationMs, writeWavSlice } from './wav.ts';
 
@@ -19,17 +19,22 @@ export interface LocalTranscriberSettings {
   parallelism?: number;
   /** Audio longer than this is decoded as chunks cut at silences. */
   chunkAboveMs?: number;
+  /** Who spoke when, with `speaker_diarization`: the classical `BicDiarizer` unless another is given. */
+  diarizer?: Diarizer;
 }
 
 /**
- * The offline pipeline around a recognizer: probe, decode (per channel for dual-channel jobs),
- * recognise (long audio as silence-split chunks in parallel), drop words heard in noise, tell speakers
- * apart, punctuate, and assemble the result.
+ * The offline pipeline around a recognizer: probe, decode (per channel for dual-channel jobs), find
+ * speech (voice activity over the whole file: a channel without any is not recognised at all, since
+ * recognisers invent words in noise, tones and music), recognise (long audio as silence-split chunks in
+ * parallel), drop words outside speech or without voiced audio, tell speakers apart, punctuate, and
+ * assemble the result.
  */
 export class LocalTranscriber implements SyncTranscriber {
   readonly mode = 'sync';
   private readonly limit: LimitFunction;
   private readonly chunkAboveMs: number;
+  private readonly diarizer: Diarizer;
 
   constructor(
     private readonly recognizer: Recognizer,
@@ -37,6 +42,7 @@ export class LocalTranscriber implements SyncTranscriber {
   ) {
     this.limit = pLimit(settings.parallelism ?? availableParallelism());
     this.chunkAboveMs = settings.chunkAboveMs ?? 2 * MAX_CHUNK_MS;
+    this.diarizer = settings.diarizer ?? new BicDiarizer();
   }
 
   async transcribe(input: {
@@ -54,17 +60,30 @@ export class LocalTranscriber implements SyncTranscriber {
     const audioDurationMs = Math.max(...(await Promise.all(wavFiles.map(wavDurationMs))));
     const recognized = await Promise.all(
       wavFiles.map(async (wavFile, index): Promise<TimedWord[]> => {
+        const regions = await detectSpeech(wavFile);
+        if (regions.length === 0) return [];
         const long = audioDurationMs > this.chunkAboveMs;
-        const regions = long || options.speaker_diarization ? await detectSpeech(wavFile) : [];
         const [heard, voicing] = await Promise.all([
           long
             ? this.recognizeInChunks(wavFile, planChunks(regions, audioDurationMs), input.workDir)
             : this.limit(() => this.recognizer.recognize(wavFile)),
           detectVoicing(wavFile),
         ]);
-        const words = punctuateWords(keepVoicedWords(heard, voicing), options.punctuate);
+        const words = punctuateWords(
+          keepVoicedWords(keepWordsInSpeech(heard, regions), voicing),
+          options.punctuate,
+        );
         const channel = channels ? index + 1 : undefined;
-        const segments = options.speaker_diarization ? await diarize(wavFile, regions, voicing) : undefined;
+        const segments = options.speaker_diarization
+          ? await this.diarizer.diarize({
+              wavFile,
+              regions,
+              voicing,
+              ...(options.speakers_expected !== undefined
+                ? { speakersExpected: options.speakers_expected }
+                : {}),
+            })
+          : undefined;
         return words.map((word) => {
           const voice = segments && speakerAt(segments, word.startMs, word.endMs);
           return {

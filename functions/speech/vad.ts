@@ -54,3 +54,22 @@ export function detectSpeech(wavFile: string): Promise<SpeechRegion[]> {
   queue = run.catch(() => undefined);
   return run;
 }
+
+/**
+ * Words a recognizer heard must lie in or near speech: Silero finds none in noise, tones, hum or music,
+ * where recognizers still emit words. The margin covers word edges that the voice activity detector
+ * trims (its padding is 30 ms) and the recognizer's own timing.
+ */
+const WORD_MARGIN_MS = 300;
+
+export function keepWordsInSpeech<T extends { startMs: number; endMs: number }>(
+  words: T[],
+  regions: SpeechRegion[],
+): T[] {
+  return words.filter((word) =>
+    regions.some(
+      (region) =>
+        word.endMs > region.startMs - WORD_MARGIN_MS && word.startMs < region.endMs + WORD_MARGIN_MS,
+    ),
+  );
+}

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,14 +11,16 @@ import { joinWords, type TranscriptResult, type Word } from '#core/result';
 import { LocalTranscriber } from '#speech/local-transcriber';
 import { SphinxRecognizer } from '#speech/sphinx';
 import { readLocalSettings } from '../settings.ts';
-import { diarizationErrorRate, type SpeakerTurn, wordErrors } from './metrics.ts';
+import { DIARIZATION_SET_FILE, type DiarizationSplit, diarizationSplit } from './diarization-set.ts';
+import { type ChannelTurn, diarizationScores, wordErrors } from './metrics.ts';
 
 const usage = `Usage: npm run eval -- --samples DIR [--json FILE] [--url URL --key KEY] [--baseline]
 
-Submits every file of DIR/manifest.json through the service's HTTP API with the options that fit its
-kind, and prints per file and per kind: word error rate (case-insensitive and case-sensitive), diarization
-error rate and speaker count, channel attribution, turn timestamp error, the outcome of bad files against
-their expectation, and the real-time factor.
+Submits every file of DIR/manifest.json and DIR/diarization.json (if present) through the service's HTTP
+API with the options that fit its kind, and prints per file and per kind: word error rate (case-insensitive
+and case-sensitive), diarization error rate, word-level diarization error and speaker count, channel
+attribution, turn timestamp error, the outcome of bad files against their expectation, and the real-time
+factor; diarization figures also for the tuning and the held-out part of the diarization set.
   --url, --key   a running service (npm start prints both); without them a local runtime is started
   --baseline     also transcribe the utterances with PocketSphinx's default settings, for comparison
   --json FILE    write every measurement as JSON`;
@@ -56,6 +59,10 @@ interface Measurement {
   elapsedMs?: number;
   audioMs?: number;
   kind: string;
+  /** Where a diarized file belongs: the tuning set or the held-out set. */
+  split?: DiarizationSplit;
+  /** Listed in diarization.json rather than manifest.json. */
+  diarizationSet?: boolean;
   outcome: string;
   expected?: string;
   matchesExpectation?: boolean;
@@ -64,6 +71,9 @@ interface Measurement {
   referenceWords?: number;
   baselineWordErrors?: number;
   der?: number;
+  /** Words given the wrong speaker, of the words judged (see wordDiarizationErrors). */
+  wordsWrongSpeaker?: number;
+  wordsJudged?: number;
   speakers?: number;
   referenceSpeakers?: number;
   channelAccuracy?: number;
@@ -71,11 +81,43 @@ interface Measurement {
   rtf?: number;
 }
 
-/** The options a file of this kind is submitted with. */
-function optionsFor(kind: string): Record<string, string> {
+/** A file to submit: a manifest entry, or one of the diarization set with its split. */
+interface Submission {
+  entry: Sample;
+  split?: DiarizationSplit;
+  diarizationSet?: boolean;
+}
+
+/**
+ * The options a file is submitted with. Conversations are diarized; stereo files are transcribed per
+ * channel, and those of the diarization set are diarized too (one voice per channel is the right answer).
+ */
+function optionsFor(submission: Submission): Record<string, string> {
+  const { kind } = submission.entry;
   if (kind === 'conversation') return { speaker_diarization: 'true' };
-  if (kind === 'stereo') return { dual_channel: 'true' };
+  if (kind === 'stereo')
+    return submission.diarizationSet
+      ? { dual_channel: 'true', speaker_diarization: 'true' }
+      : { dual_channel: 'true' };
   return {};
+}
+
+async function readSamples(directory: string): Promise<Submission[]> {
+  const read = async (file: string) =>
+    z.array(sample).parse(JSON.parse(await readFile(join(directory, file), 'utf8')));
+  const manifest: Submission[] = (await read('manifest.json')).map((entry) => ({
+    entry,
+    // The manifest's conversations are what the first diarizer was tuned on.
+    ...(entry.kind === 'conversation' ? { split: 'tuning' as const } : {}),
+  }));
+  const diarizationSet = existsSync(join(directory, DIARIZATION_SET_FILE))
+    ? (await read(DIARIZATION_SET_FILE)).map((entry) => ({
+        entry,
+        split: diarizationSplit(entry.id),
+        diarizationSet: true,
+      }))
+    : [];
+  return [...manifest, ...diarizationSet];
 }
 
 async function main(): Promise<void> {
@@ -95,9 +137,7 @@ async function main(): Promise<void> {
     return;
   }
   const directory = resolve(values.samples);
-  const manifest = z
-    .array(sample)
-    .parse(JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8')));
+  const submissions = await readSamples(directory);
 
   let service =
     values.url && values.key ? { url: values.url, apiKey: values.key, stop: async () => {} } : undefined;
@@ -110,8 +150,9 @@ async function main(): Promise<void> {
   }
   const measurements: Measurement[] = [];
   try {
-    for (const entry of manifest) {
-      const measurement = await evaluate(service, directory, entry);
+    for (const submission of submissions) {
+      const { entry } = submission;
+      const measurement = await evaluate(service, directory, submission);
       if (values.baseline && entry.kind === 'utterance' && entry.reference_text) {
         measurement.baselineWordErrors = await baselineErrors(
           join(directory, entry.file),
@@ -138,14 +179,21 @@ async function main(): Promise<void> {
 async function evaluate(
   service: { url: string; apiKey: string },
   directory: string,
-  entry: Sample,
+  submission: Submission,
 ): Promise<Measurement> {
-  const measurement: Measurement = { id: entry.id, kind: entry.kind, outcome: '' };
+  const { entry, split, diarizationSet } = submission;
+  const measurement: Measurement = {
+    id: entry.id,
+    kind: entry.kind,
+    outcome: '',
+    ...(split ? { split } : {}),
+    ...(diarizationSet ? { diarizationSet } : {}),
+  };
   if (entry.expect) measurement.expected = entry.expect;
   const audio = await readFile(join(directory, entry.file));
   const form = new FormData();
   form.append('audio', new Blob([new Uint8Array(audio)]), entry.file.split('/').at(-1) ?? 'audio');
-  for (const [name, value] of Object.entries(optionsFor(entry.kind))) form.append(name, value);
+  for (const [name, value] of Object.entries(optionsFor(submission))) form.append(name, value);
   const started = Date.now();
   const api = (path: string, query: Record<string, string> = {}) =>
     `${service.url}${path}?${new URLSearchParams({ ...query, 'x-api-key': service.apiKey })}`;
@@ -220,18 +268,17 @@ function score(measurement: Measurement, entry: Sample, result: TranscriptResult
       measurement.casedWordErrors += wordErrors(reference, hypothesis, { keepCase: true }).errors;
     }
   }
-  if (entry.kind === 'conversation' && entry.speakers?.length) {
-    const reference: SpeakerTurn[] = entry.speakers.map((t) => ({
+  if (measurement.split && entry.speakers?.length) {
+    const reference: ChannelTurn[] = entry.speakers.map((t) => ({
       speaker: t.speaker ?? '',
       startMs: t.start * 1000,
       endMs: t.end * 1000,
+      ...(t.channel !== undefined ? { channel: t.channel } : {}),
     }));
-    const hypothesis: SpeakerTurn[] = (result.utterances ?? []).map((t) => ({
-      speaker: t.speaker ?? '',
-      startMs: t.startTime,
-      endMs: t.endTime,
-    }));
-    measurement.der = diarizationErrorRate(reference, hypothesis);
+    const scores = diarizationScores(result, reference);
+    measurement.der = scores.der;
+    measurement.wordsWrongSpeaker = scores.wrong;
+    measurement.wordsJudged = scores.judged;
     measurement.speakers = new Set(result.words.map((word) => word.speaker)).size;
     measurement.referenceSpeakers = new Set(reference.map((t) => t.speaker)).size;
   }
@@ -311,6 +358,8 @@ function formatRow(m: Measurement): string {
     parts.push(`untuned ${percent(m.baselineWordErrors / m.referenceWords)}`);
   if (m.der !== undefined)
     parts.push(`DER ${percent(m.der)}`, `speakers ${m.speakers}/${m.referenceSpeakers}`);
+  if (m.wordsJudged) parts.push(`word speaker error ${percent((m.wordsWrongSpeaker ?? 0) / m.wordsJudged)}`);
+  if (m.split) parts.push(m.split);
   if (m.channelAccuracy !== undefined) parts.push(`channels ${percent(m.channelAccuracy)}`);
   if (m.timestampErrorMs !== undefined) parts.push(`turn time error ${Math.round(m.timestampErrorMs)} ms`);
   if (m.expected) parts.push(`expect ${m.expected}: ${m.matchesExpectation ? 'ok' : 'MISMATCH'}`);
@@ -318,11 +367,21 @@ function formatRow(m: Measurement): string {
   return parts.join('  ');
 }
 
-/** Per kind: word error rates over all words of the kind, mean DER, shares of right answers, mean RTF. */
+/**
+ * Per kind of the manifest, then per part of the diarization split: word error rates over all words,
+ * mean DER, word-level diarization error over all judged words, shares of right answers, RTF.
+ */
 export function summarize(measurements: Measurement[], withBaseline: boolean): string[] {
-  const kinds = [...new Set(measurements.map((m) => m.kind))];
-  return kinds.map((kind) => {
-    const of = measurements.filter((m) => m.kind === kind);
+  const manifest = measurements.filter((m) => !m.diarizationSet);
+  const kinds = [...new Set(manifest.map((m) => m.kind))];
+  const groups = [
+    ...kinds.map((kind) => ({ name: kind, of: manifest.filter((m) => m.kind === kind) })),
+    ...(['tuning', 'held-out'] as const).map((split) => ({
+      name: `diarization ${split}`,
+      of: measurements.filter((m) => m.split === split),
+    })),
+  ].filter((group) => group.of.length > 0);
+  return groups.map(({ name, of }) => {
     const sum = (pick: (m: Measurement) => number | undefined) =>
       of.reduce((total, m) => total + (pick(m) ?? 0), 0);
     const mean = (values: (number | undefined)[]) => {
@@ -330,7 +389,7 @@ export function summarize(measurements: Measurement[], withBaseline: boolean): s
       return known.length ? known.reduce((a, b) => a + b, 0) / known.length : undefined;
     };
     const words = sum((m) => m.referenceWords);
-    const parts = [`${kind.padEnd(12)} files ${String(of.length).padStart(3)}`];
+    const parts = [`${name.padEnd(22)} files ${String(of.length).padStart(3)}`];
     if (words) {
       parts.push(
         `WER ${percent(sum((m) => m.wordErrors) / words)}`,
@@ -347,6 +406,8 @@ export function summarize(measurements: Measurement[], withBaseline: boolean): s
         `DER ${percent(mean(ders))}`,
         `speaker count right ${counted.filter((m) => m.speakers === m.referenceSpeakers).length}/${counted.length}`,
       );
+      const judged = sum((m) => m.wordsJudged);
+      if (judged) parts.push(`word speaker error ${percent(sum((m) => m.wordsWrongSpeaker) / judged)}`);
     }
     const channels = mean(of.map((m) => m.channelAccuracy));
     if (channels !== undefined) parts.push(`channel attribution ${percent(channels)}`);

@@ -1,4 +1,5 @@
 import nlp from 'compromise';
+import type { TranscriptResult } from '#core/result';
 
 /**
  * Scores of a transcription against references, as the eval command prints them. Conventions differ
@@ -119,6 +120,61 @@ export function diarizationErrorRate(
   return referenceSpeech === 0 ? 0 : errors / referenceSpeech;
 }
 
+export interface AttributedWord {
+  /** The speaker the system gave the word; undefined counts as a speaker of its own. */
+  speaker?: string;
+  startMs: number;
+  endMs: number;
+  /** 1-based channel of the word (dual-channel results), matched to a reference turn's 0-based channel. */
+  channel?: number;
+}
+
+export interface ChannelTurn extends SpeakerTurn {
+  /** 0-based channel, as `diarization.json` numbers them; absent on mono files. */
+  channel?: number;
+}
+
+/** A word is judged against the reference turns its middle falls in, give or take this much. */
+const WORD_TOLERANCE_MS = 250;
+
+/**
+ * Word-level diarization error: the share of words given the wrong speaker, under the one-to-one mapping
+ * of system to reference speakers that gets the most words right. A word is judged when its middle lies in
+ * the turns of exactly one reference speaker (on its channel, for dual-channel files); words in overlapped
+ * speech or outside every turn are recognition errors, which word error rate counts, and are left out.
+ */
+export function wordDiarizationErrors(
+  words: AttributedWord[],
+  reference: ChannelTurn[],
+): { wrong: number; judged: number } {
+  const judged: { hyp: string; ref: string }[] = [];
+  for (const word of words) {
+    const middle = (word.startMs + word.endMs) / 2;
+    const speakers = new Set(
+      reference
+        .filter(
+          (turn) =>
+            middle >= turn.startMs - WORD_TOLERANCE_MS &&
+            middle <= turn.endMs + WORD_TOLERANCE_MS &&
+            (turn.channel === undefined || word.channel === undefined || turn.channel + 1 === word.channel),
+        )
+        .map((turn) => turn.speaker),
+    );
+    const [only] = speakers;
+    if (speakers.size === 1 && only !== undefined) judged.push({ hyp: word.speaker ?? '', ref: only });
+  }
+  const counts = new Map<string, number>();
+  for (const { hyp, ref } of judged)
+    counts.set(`${hyp}\u0000${ref}`, (counts.get(`${hyp}\u0000${ref}`) ?? 0) + 1);
+  const mapping = bestMapping(
+    [...new Set(judged.map((pair) => pair.hyp))],
+    [...new Set(judged.map((pair) => pair.ref))],
+    (hyp, ref) => counts.get(`${hyp}\u0000${ref}`) ?? 0,
+  );
+  const right = judged.filter((pair) => mapping.get(pair.hyp) === pair.ref).length;
+  return { wrong: judged.length - right, judged: judged.length };
+}
+
 /** The one-to-one mapping with the most total overlap: every permutation for few speakers, greedy beyond. */
 function bestMapping(
   hyps: string[],
@@ -156,4 +212,23 @@ function bestMapping(
     taken.add(ref);
   }
   return mapping;
+}
+
+/** DER of a result's turns and the word-level diarization error of its words, against reference turns. */
+export function diarizationScores(
+  result: Pick<TranscriptResult, 'words' | 'utterances'>,
+  reference: ChannelTurn[],
+): { der: number; wrong: number; judged: number } {
+  const hypothesis = (result.utterances ?? []).map((turn) => ({
+    speaker: turn.speaker ?? '',
+    startMs: turn.startTime,
+    endMs: turn.endTime,
+  }));
+  const words = result.words.map((word) => ({
+    startMs: word.startTime,
+    endMs: word.endTime,
+    ...(word.speaker !== undefined ? { speaker: word.speaker } : {}),
+    ...(word.channel !== undefined ? { channel: word.channel } : {}),
+  }));
+  return { der: diarizationErrorRate(reference, hypothesis), ...wordDiarizationErrors(words, reference) };
 }

@@ -197,6 +197,7 @@ describe('the local runtime over HTTP', () => {
       language: 'esEs',
       webhook_url: 'ftp://example.com/hook',
       custom: 'x'.repeat(4097),
+      speakers_expected: '11',
     };
     for (const [field, value] of Object.entries(invalid)) {
       const { status, body } = await submitFile(audio, { [field]: value });

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  DIARIZATION_SET_FILE,
+  type DiarizationSplit,
+  diarizationSplit,
+} from '#local/evaluation/diarization-set';
 
 /** The shared recordings, read in place beside the repository (never copied into it). */
 export const SAMPLES_DIR = resolve(
@@ -26,6 +31,27 @@ export interface Sample {
 }
 
 export const samples: Sample[] = JSON.parse(readFileSync(join(SAMPLES_DIR, 'manifest.json'), 'utf8'));
+
+export interface SpeakerTurnEntry {
+  speaker: string;
+  /** 0-based channel of stereo files. */
+  channel?: number;
+  start: number;
+  end: number;
+}
+
+/** An entry of `diarization.json`: who spoke when, and which side of the fixed split it is on. */
+export interface DiarizationSample extends Sample {
+  speakers: SpeakerTurnEntry[];
+  split: DiarizationSplit;
+}
+
+export const diarizationSamples: DiarizationSample[] = (
+  JSON.parse(readFileSync(join(SAMPLES_DIR, DIARIZATION_SET_FILE), 'utf8')) as Omit<
+    DiarizationSample,
+    'split'
+  >[]
+).map((sample) => ({ ...sample, split: diarizationSplit(sample.id) }));
 
 export function samplePath(sample: Sample): string {
   return join(SAMPLES_DIR, sample.file);

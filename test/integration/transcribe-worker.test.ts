@@ -176,6 +176,21 @@ describe('worker with the transcribe engine', () => {
     expect(bedrock.commandCalls(ConverseCommand)).toHaveLength(0);
   });
 
+  it('passes speakers_expected as the speaker limit, at least the 2 Transcribe accepts', async () => {
+    for (const [expected, limit] of [
+      ['3', 3],
+      ['1', 2],
+    ] as const) {
+      transcribe.resetHistory();
+      const jobId = await submitted(mono, { speaker_diarization: 'true', speakers_expected: expected });
+      await worker(sqsEvent([encodeProcessMessage(jobId)]));
+      expect(transcribe.commandCalls(StartTranscriptionJobCommand)[0]?.args[0].input.Settings).toEqual({
+        ShowSpeakerLabels: true,
+        MaxSpeakerLabels: limit,
+      });
+    }
+  });
+
   it("ends the job in error with Transcribe's reason when the Transcribe job failed", async () => {
     const jobId = await submitted(mono, {});
     await worker(sqsEvent([encodeProcessMessage(jobId)]));

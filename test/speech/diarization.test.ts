@@ -1,13 +1,24 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diarizationErrorRate } from '#local/evaluation/metrics';
-import { diarize, speakerAt } from '#speech/diarization';
+import { parseJobOptions } from '#core/options';
+import { diarizationErrorRate, diarizationScores, type SpeakerTurn } from '#local/evaluation/metrics';
+import { BicDiarizer, type SpeakerSegment, speakerAt } from '#speech/diarization';
+import { LocalTranscriber } from '#speech/local-transcriber';
 import { decodeToWav } from '#speech/media';
+import { SphinxRecognizer } from '#speech/sphinx';
 import { detectSpeech } from '#speech/vad';
 import { detectVoicing } from '#speech/voicing';
-import { type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
+import {
+  type DiarizationSample,
+  diarizationSamples,
+  findSample,
+  type Sample,
+  samplePath,
+  samplesOfKind,
+} from '#test/helpers/samples';
 
 let workDir: string;
 beforeAll(async () => {
@@ -15,13 +26,38 @@ beforeAll(async () => {
 });
 afterAll(() => rm(workDir, { recursive: true, force: true }));
 
-interface Speakers {
-  speakers?: { speaker: string; start: number; end: number }[];
+const diarizer = new BicDiarizer();
+
+async function segmentsOfFile(file: string, speakersExpected?: number): Promise<SpeakerSegment[]> {
+  const [wav = ''] = await decodeToWav(file, await mkdtemp(join(workDir, 'x-')));
+  const [regions, voicing] = await Promise.all([detectSpeech(wav), detectVoicing(wav)]);
+  return diarizer.diarize({
+    wavFile: wav,
+    regions,
+    voicing,
+    ...(speakersExpected !== undefined ? { speakersExpected } : {}),
+  });
 }
 
-async function segmentsOf(sample: Sample) {
-  const [wav = ''] = await decodeToWav(samplePath(sample), await mkdtemp(join(workDir, 'x-')));
-  return diarize(wav, await detectSpeech(wav), await detectVoicing(wav));
+const speakerCount = (segments: { speaker?: number | string }[]) =>
+  new Set(segments.map((segment) => segment.speaker)).size;
+
+const asTurns = (segments: SpeakerSegment[]): SpeakerTurn[] =>
+  segments.map((segment) => ({ ...segment, speaker: String(segment.speaker) }));
+
+const referenceOf = (sample: DiarizationSample) =>
+  sample.speakers.map((turn) => ({
+    speaker: turn.speaker,
+    startMs: turn.start * 1000,
+    endMs: turn.end * 1000,
+    ...(turn.channel !== undefined ? { channel: turn.channel } : {}),
+  }));
+
+/** A copy of a sample changed by an ffmpeg audio filter (never committed: made in the test's work dir). */
+function filtered(sample: Sample, filter: string): string {
+  const out = join(workDir, `${sample.id}-${filter.replace(/\W+/g, '_')}.wav`);
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', samplePath(sample), '-af', filter, '-ar', '16000', out]);
+  return out;
 }
 
 describe('voice activity detection', () => {
@@ -38,29 +74,74 @@ describe('voice activity detection', () => {
   });
 });
 
-describe('diarize', () => {
-  it.each(samplesOfKind('conversation').map((sample) => [sample.id, sample]))(
-    'finds the two speakers of %s with a diarization error rate of at most 25%',
-    async (_id, sample) => {
-      const segments = await segmentsOf(sample);
-      const reference = ((sample as Speakers).speakers ?? []).map((turn) => ({
-        speaker: turn.speaker,
-        startMs: turn.start * 1000,
-        endMs: turn.end * 1000,
-      }));
-      expect(new Set(segments.map((segment) => segment.speaker)).size).toBe(
-        new Set(reference.map((t) => t.speaker)).size,
-      );
-      const hypothesis = segments.map((segment) => ({ ...segment, speaker: String(segment.speaker) }));
-      expect(diarizationErrorRate(reference, hypothesis)).toBeLessThanOrEqual(0.25);
-    },
-  );
+describe('diarization on conversations nobody tuned for', () => {
+  // The fixed split of local/evaluation/diarization-set.ts: these were never looked at while tuning.
+  const heldOut = diarizationSamples.filter((sample) => sample.split === 'held-out');
+  const transcriber = new LocalTranscriber(new SphinxRecognizer());
 
+  it('meets the targets over the held-out set: speaker count right on 3 of 4, DER at most 20%, words given the wrong speaker at most 15%', async () => {
+    expect(heldOut.length).toBeGreaterThanOrEqual(4);
+    let countRight = 0;
+    let derSum = 0;
+    let wrong = 0;
+    let judged = 0;
+    for (const sample of heldOut) {
+      const stereo = sample.kind === 'stereo';
+      const result = await transcriber.transcribe({
+        audioFile: samplePath(sample),
+        workDir: await mkdtemp(join(workDir, 'h-')),
+        options: parseJobOptions({
+          speaker_diarization: 'true',
+          ...(stereo ? { dual_channel: 'true' } : {}),
+        }),
+      });
+      const reference = referenceOf(sample);
+      if (speakerCount(result.words) === new Set(reference.map((turn) => turn.speaker)).size) countRight += 1;
+      const scores = diarizationScores(result, reference);
+      derSum += scores.der;
+      wrong += scores.wrong;
+      judged += scores.judged;
+    }
+    expect(countRight / heldOut.length).toBeGreaterThanOrEqual(0.75);
+    expect(derSum / heldOut.length).toBeLessThanOrEqual(0.2);
+    expect(judged).toBeGreaterThan(100);
+    expect(wrong / judged).toBeLessThanOrEqual(0.15);
+  }, 600_000);
+});
+
+describe('BicDiarizer', () => {
   it('finds one speaker in single-speaker recordings', async () => {
     for (const sample of samplesOfKind('utterance').filter((_, index) => index % 6 === 0)) {
-      const segments = await segmentsOf(sample);
-      expect(new Set(segments.map((segment) => segment.speaker)).size, sample.id).toBe(1);
+      expect(speakerCount(await segmentsOfFile(samplePath(sample))), sample.id).toBe(1);
     }
+  });
+
+  it('gives the same answer whatever the level or the channel colouring of the recording', async () => {
+    const conversation = findSample((sample) => sample.kind === 'conversation');
+    const original = await segmentsOfFile(samplePath(conversation));
+    expect(speakerCount(original)).toBeGreaterThan(1);
+    for (const filter of ['volume=-20dB', 'volume=+6dB', 'highpass=f=300,lowpass=f=3400', 'treble=g=8']) {
+      const changed = await segmentsOfFile(filtered(conversation, filter));
+      expect(speakerCount(changed), filter).toBe(speakerCount(original));
+      expect(diarizationErrorRate(asTurns(original), asTurns(changed)), filter).toBeLessThan(0.1);
+    }
+  });
+
+  it('takes speakers_expected as a hint: the count follows it where the audio allows', async () => {
+    const conversation = findSample((sample) => sample.kind === 'conversation');
+    expect(speakerCount(await segmentsOfFile(samplePath(conversation), 1))).toBe(1);
+    expect(speakerCount(await segmentsOfFile(samplePath(conversation), 3))).toBe(3);
+    const short = samplesOfKind('utterance').find((sample) => (sample.duration_s ?? 0) < 2) as Sample;
+    const segments = await segmentsOfFile(samplePath(short), 10);
+    expect(speakerCount(segments)).toBe(segments.length);
+    expect(segments.length).toBeLessThan(10);
+  });
+
+  it('returns nothing for no speech, and a speaker for every piece of speech however short', async () => {
+    const [wav = ''] = await decodeToWav(samplePath(samplesOfKind('utterance')[0] as Sample), workDir);
+    expect(await diarizer.diarize({ wavFile: wav, regions: [] })).toEqual([]);
+    const segments = await diarizer.diarize({ wavFile: wav, regions: [{ startMs: 100, endMs: 140 }] });
+    expect(segments).toEqual([{ startMs: 100, endMs: 140, speaker: 0 }]);
   });
 
   it('gives a word the speaker it overlaps most, or the nearest', () => {

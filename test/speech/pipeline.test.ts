@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,9 +9,16 @@ import { wordErrorRate } from '#local/evaluation/metrics';
 import { LocalTranscriber } from '#speech/local-transcriber';
 import { decodeToWav, probeMedia } from '#speech/media';
 import { SphinxRecognizer } from '#speech/sphinx';
+import { detectSpeech } from '#speech/vad';
 import { detectVoicing } from '#speech/voicing';
 import { readWavLayout, wavDurationMs } from '#speech/wav';
-import { findSample, type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
+import {
+  diarizationSamples,
+  findSample,
+  type Sample,
+  samplePath,
+  samplesOfKind,
+} from '#test/helpers/samples';
 
 let workDir: string;
 beforeEach(async () => {
@@ -117,6 +125,83 @@ describe('LocalTranscriber', () => {
     expect(result).toMatchObject({ transcript: '', words: [] });
     expect(result.audio_duration_ms).toBeGreaterThan(0);
   });
+
+  /**
+   * Recordings without speech, made here with ffmpeg's lavfi sources at several levels (never committed):
+   * PocketSphinx alone invents words in several of them (loud tones, brown noise, music).
+   */
+  const speechless: [string, string, string?][] = [
+    ['digital silence', 'anullsrc=r=16000:cl=mono'],
+    ['faint white noise', 'anoisesrc=color=white:amplitude=0.003'],
+    ['white noise', 'anoisesrc=color=white:amplitude=0.05'],
+    ['loud white noise', 'anoisesrc=color=white:amplitude=0.5'],
+    ['pink noise (room tone)', 'anoisesrc=color=pink:amplitude=0.02'],
+    ['loud pink noise', 'anoisesrc=color=pink:amplitude=0.3'],
+    ['loud brown noise', 'anoisesrc=color=brown:amplitude=0.6'],
+    ['quiet 440 Hz tone', 'sine=frequency=440:sample_rate=16000', 'volume=0.05'],
+    ['loud 1 kHz tone', 'aevalsrc=0.9*sin(2*PI*1000*t):s=16000'],
+    ['mains hum', 'aevalsrc=0.3*sin(2*PI*50*t)+0.15*sin(2*PI*100*t)+0.1*sin(2*PI*150*t):s=16000'],
+    ['faint 60 Hz hum', 'aevalsrc=0.01*sin(2*PI*60*t)+0.005*sin(2*PI*180*t):s=16000'],
+    [
+      'music (changing notes over a swelling chord)',
+      'aevalsrc=0.2*sin(2*PI*220*pow(2\\,floor(mod(t*2\\,8))/12)*t)+0.15*sin(2*PI*330*t)*(1+sin(PI*t))/2+0.1*sin(2*PI*440*pow(2\\,floor(mod(t*4\\,5))/12)*t):s=16000',
+    ],
+    ['breathing (swelling noise)', 'aevalsrc=0.15*(random(0)*2-1)*pow(sin(PI*t/1.5)\\,4):s=16000'],
+    [
+      'a silent phone line (band-limited hiss through 8 kHz mu-law)',
+      'anoisesrc=color=pink:amplitude=0.02',
+      'highpass=f=300,lowpass=f=3400,aresample=8000,acodec=pcm_mulaw',
+    ],
+  ];
+
+  it.each(speechless)(
+    'completes %s with an empty transcript on every option',
+    async (_name, source, filter) => {
+      const file = join(workDir, 'speechless.wav');
+      const mulaw = filter?.includes('pcm_mulaw');
+      const filters = filter?.replace(/,?acodec=pcm_mulaw/, '');
+      execFileSync('ffmpeg', [
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        source,
+        '-t',
+        '8',
+        ...(filters ? ['-af', filters] : []),
+        ...(mulaw ? ['-c:a', 'pcm_mulaw'] : ['-ar', '16000', '-c:a', 'pcm_s16le']),
+        '-ac',
+        '1',
+        file,
+      ]);
+      const variants: Record<string, string>[] = [{}, { speaker_diarization: 'true', punctuate: 'false' }];
+      for (const fields of variants) {
+        const result = await transcriber.transcribe({
+          audioFile: file,
+          workDir,
+          options: parseJobOptions(fields),
+        });
+        expect(result).toMatchObject({ transcript: '', words: [] });
+        expect(Math.abs(result.audio_duration_ms - 8000)).toBeLessThan(100);
+      }
+    },
+  );
+
+  it('keeps speech: voice activity is found in most of every recording with speech', async () => {
+    const speech = [
+      ...samplesOfKind('utterance'),
+      ...samplesOfKind('format'),
+      ...samplesOfKind('conversation'),
+      ...diarizationSamples.filter((sample) => sample.kind === 'conversation'),
+    ];
+    for (const sample of speech) {
+      const [wav = ''] = await decodeToWav(samplePath(sample), await mkdtemp(join(workDir, 's-')));
+      const regions = await detectSpeech(wav);
+      const found = regions.reduce((sum, region) => sum + region.endMs - region.startMs, 0);
+      expect(found, sample.id).toBeGreaterThan((await wavDurationMs(wav)) * 0.4);
+    }
+  }, 300_000);
 
   it('transcribes each channel of a dual-channel file and labels words and turns with their channel', async () => {
     const stereo = findSample((sample) => sample.kind === 'stereo' && (sample.duration_s ?? 0) > 10);

@@ -52,6 +52,19 @@ describe('job records', () => {
     expect(record).not.toHaveProperty('tldr');
   });
 
+  it('echoes speakers_expected only when it was sent: a string on submission, a number in the status', () => {
+    const hinted = newJob({
+      id: 'job-2',
+      tenantId: 'acme',
+      options: parseJobOptions({ speaker_diarization: 'true', speakers_expected: '3' }),
+      now,
+    });
+    expect(toSubmissionRecord(hinted)).toMatchObject({ speaker_diarization: 'true', speakers_expected: '3' });
+    expect(toStatusRecord(hinted)).toMatchObject({ speaker_diarization: true, speakers_expected: 3 });
+    expect(toSubmissionRecord(job)).not.toHaveProperty('speakers_expected');
+    expect(toStatusRecord(job)).not.toHaveProperty('speakers_expected');
+  });
+
   it('adds results with a copy of the job data once completed, and the error once failed', () => {
     const result: TranscriptResult = {
       transcript: 'Hello.',

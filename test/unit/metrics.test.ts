@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { diarizationErrorRate, normalizeWords, wordErrorRate } from '#local/evaluation/metrics';
+import { diarizationSplit } from '#local/evaluation/diarization-set';
+import {
+  diarizationErrorRate,
+  normalizeWords,
+  wordDiarizationErrors,
+  wordErrorRate,
+} from '#local/evaluation/metrics';
 
 describe('word error rate', () => {
   it('ignores case, punctuation and the spelling of numbers unless case is asked for', () => {
@@ -39,5 +45,59 @@ describe('diarization error rate', () => {
     expect(diarizationErrorRate(reference, halfMissed, 0)).toBeCloseTo(0.5, 2);
     const extra = [...reference, { speaker: 'carol', startMs: 0, endMs: 5000 }];
     expect(diarizationErrorRate(reference, extra, 0)).toBeCloseTo(0.25, 2);
+  });
+});
+
+describe('word-level diarization error', () => {
+  const reference = [
+    { speaker: 'alice', startMs: 0, endMs: 3000 },
+    { speaker: 'bob', startMs: 2500, endMs: 6000 },
+    { speaker: 'alice', startMs: 7000, endMs: 9000 },
+  ];
+  const word = (speaker: string, startMs: number, channel?: number) => ({
+    speaker,
+    startMs,
+    endMs: startMs + 300,
+    ...(channel !== undefined ? { channel } : {}),
+  });
+
+  it('counts words given the wrong speaker under the best mapping, whatever the labels', () => {
+    const words = [word('S2', 500), word('S2', 1500), word('S1', 4000), word('S1', 5000), word('S2', 7500)];
+    expect(wordDiarizationErrors(words, reference)).toEqual({ wrong: 0, judged: 5 });
+    const oneWrong = [
+      word('S1', 500),
+      word('S1', 1500),
+      word('S2', 4000),
+      word('S1', 5000),
+      word('S1', 7500),
+    ];
+    expect(wordDiarizationErrors(oneWrong, reference)).toEqual({ wrong: 1, judged: 5 });
+  });
+
+  it('maps one system speaker to one reference speaker only', () => {
+    const lumped = [word('S1', 500), word('S1', 4000), word('S1', 5000), word('S1', 7500)];
+    expect(wordDiarizationErrors(lumped, reference)).toEqual({ wrong: 2, judged: 4 });
+  });
+
+  it('leaves out words in overlapped speech and far from every turn, and judges channels apart', () => {
+    expect(wordDiarizationErrors([word('S1', 2600), word('S1', 20_000)], reference).judged).toBe(0);
+    const calls = [
+      { speaker: 'left', startMs: 0, endMs: 4000, channel: 0 },
+      { speaker: 'right', startMs: 3000, endMs: 6000, channel: 1 },
+    ];
+    expect(wordDiarizationErrors([word('S1', 3200, 1), word('S2', 3300, 2)], calls)).toEqual({
+      wrong: 0,
+      judged: 2,
+    });
+  });
+});
+
+describe('the diarization split', () => {
+  it('is fixed by the id alone and puts some entries on each side', () => {
+    const ids = Array.from({ length: 40 }, (_, index) => `conversation-${index}`);
+    const splits = ids.map(diarizationSplit);
+    expect(ids.map(diarizationSplit)).toEqual(splits);
+    expect(splits.filter((split) => split === 'held-out').length).toBeGreaterThan(10);
+    expect(splits.filter((split) => split === 'tuning').length).toBeGreaterThan(10);
   });
 });

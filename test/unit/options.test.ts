@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RequestError } from '#core/errors';
-import { MAX_CUSTOM_LENGTH, parseJobOptions } from '#core/options';
+import { MAX_CUSTOM_LENGTH, MAX_SPEAKERS_EXPECTED, parseJobOptions } from '#core/options';
 
 function refusal(fields: Record<string, string>, settings = {}): RequestError {
   try {
@@ -85,6 +85,24 @@ describe('parseJobOptions', () => {
       code: 'invalid_option',
       field: 'custom',
     });
+  });
+
+  it('takes speakers_expected as a whole number from 1 to 10 with speaker_diarization, absent by default', () => {
+    expect(parseJobOptions({ speaker_diarization: 'true' })).not.toHaveProperty('speakers_expected');
+    for (const value of ['1', ' 4 ', String(MAX_SPEAKERS_EXPECTED)]) {
+      expect(
+        parseJobOptions({ speaker_diarization: 'true', speakers_expected: value }).speakers_expected,
+      ).toBe(Number(value));
+    }
+    for (const value of ['0', '11', '2.5', '-1', 'two', '', '1e1', '0x3', '9'.repeat(400)]) {
+      expect(refusal({ speaker_diarization: 'true', speakers_expected: value }), value).toMatchObject({
+        code: 'invalid_option',
+        field: 'speakers_expected',
+      });
+    }
+    const alone = refusal({ speakers_expected: '2' });
+    expect(alone).toMatchObject({ code: 'invalid_option', field: 'speakers_expected' });
+    expect(alone.message).toContain('speaker_diarization');
   });
 
   it('refuses unknown fields, so that a misspelt option is not silently ignored', () => {
