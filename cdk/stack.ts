@@ -25,7 +25,7 @@ export class TranscriptionStack extends Stack {
     const { settings } = props;
     super(scope, settings.stackName, props);
 
-    this.data = new Data(this, 'Data');
+    this.data = new Data(this, 'Data', { corsAllowedOrigins: settings.corsAllowedOrigins });
     this.queues = new Queues(this, 'Queues');
     this.api = new Api(this, 'Api', {
       data: this.data,

@@ -7,6 +7,7 @@ import { handler as exportTranscript } from '#api/export';
 import { handler as list } from '#api/list';
 import { handler as status } from '#api/status';
 import { handler as submit } from '#api/submit';
+import { handler as upload } from '#api/upload';
 import { createSqsClient } from '#aws/clients';
 import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
@@ -25,6 +26,7 @@ const LOCAL_TENANT = 'local';
 
 const handlers: Record<ApiHandlerName, ProxyHandler> = {
   submit,
+  upload,
   status,
   export: exportTranscript,
   list,

@@ -136,8 +136,20 @@ export class Api extends Construct {
     submit.addEnvironment(ENV.maxActiveJobsPerTenant, String(props.maxActiveJobsPerTenant));
     bindBucket(submit, ENV.mediaBucket, mediaBucket, {
       audio: ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+      // An `audio_ref`: its size and tag are checked, and its tag set to submitted.
+      uploads: ['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'],
     });
     bindQueue(submit, ENV.jobsQueueUrl, queues.jobsQueue);
+
+    // A presigned URL acts with its signer's permissions: putting a tagged object under uploads/, no more.
+    const upload = new ServiceFunction(this, 'Upload', {
+      entry: 'functions/api/upload.ts',
+      description: 'POST /v1-beta/upload',
+      serviceName: 'transcription-upload',
+      timeout: Duration.seconds(10),
+      memorySize: 256,
+    });
+    bindBucket(upload, ENV.mediaBucket, mediaBucket, { uploads: ['s3:PutObject', 's3:PutObjectTagging'] });
 
     // Status and export read a job and its stored result, nothing else.
     const resultReader = (id: string, entry: string, description: string, serviceName: string) => {
@@ -190,7 +202,15 @@ export class Api extends Construct {
       memorySize: 256,
     });
     bindTable(authorizer, ENV.apiKeysTable, apiKeysTable, ['dynamodb:GetItem']);
-    this.functions = { submit, status, export: exportFunction, list, console: consolePage, authorizer };
+    this.functions = {
+      submit,
+      upload,
+      status,
+      export: exportFunction,
+      list,
+      console: consolePage,
+      authorizer,
+    };
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: FUNCTION_DEFAULTS.logRetention });
     this.restApi = new RestApi(this, 'RestApi', {
@@ -234,6 +254,7 @@ export class Api extends Construct {
 
     const handlers: Record<ApiHandlerName, ServiceFunction> = {
       submit,
+      upload,
       status,
       export: exportFunction,
       list,

@@ -77,6 +77,7 @@ export class Worker extends Construct {
     bindQueue(this.worker, ENV.jobsQueueUrl, queues.jobsQueue);
     bindBucket(this.worker, ENV.mediaBucket, data.mediaBucket, {
       audio: ['s3:GetObject'],
+      uploads: ['s3:GetObject'],
       results: ['s3:PutObject'],
       transcribeOutput: ['s3:GetObject', 's3:PutObject'],
     });

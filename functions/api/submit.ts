@@ -52,7 +52,7 @@ export const handler = httpHandler(async (event) => {
       ...(form.problem ? { problem: form.problem } : {}),
       now: new Date(),
     },
-    { allowHttpWebhooks: config.localMode },
+    { allowHttpWebhooks: config.localMode, allowHttpUrls: config.localMode },
   );
   return jsonResponse(200, toSubmissionRecord(job));
 });

@@ -1,6 +1,11 @@
 import type { ApiKeyStore, JobStore, MediaStore } from '#core/ports';
 import { DynamoApiKeyStore } from './api-keys-table.ts';
-import { createDocumentClient, createS3Client, createSqsClient } from './clients.ts';
+import {
+  createDocumentClient,
+  createPresigningS3Client,
+  createS3Client,
+  createSqsClient,
+} from './clients.ts';
 import { readServiceConfig, type ServiceConfig } from './config.ts';
 import { SqsJobQueue } from './jobs-queue.ts';
 import { DynamoJobStore } from './jobs-table.ts';
@@ -24,7 +29,7 @@ export function awsServices(): Services {
     services = {
       config,
       jobs: new DynamoJobStore(documents, config.jobsTable),
-      media: new S3MediaStore(createS3Client(config), config.mediaBucket),
+      media: new S3MediaStore(createS3Client(config), config.mediaBucket, createPresigningS3Client(config)),
       queue: new SqsJobQueue(createSqsClient(config), config.jobsQueueUrl),
       apiKeys: new DynamoApiKeyStore(documents, config.apiKeysTable),
     };

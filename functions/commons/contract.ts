@@ -19,6 +19,20 @@ export const MAX_AUDIO_DURATION_MS = 4 * 60 * 60 * 1000;
  */
 export const MAX_DIRECT_UPLOAD_BYTES = 4_669_440;
 
+/** Largest file accepted through a presigned upload or an `audio_url` (DESIGN 3: up to 2 GB). */
+export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024 * 1024;
+
+/** A presigned upload URL must be used within this time; the upload, submitted within the next. */
+export const UPLOAD_URL_EXPIRY_SECONDS = 900;
+export const UPLOAD_REF_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Uploads carry a tag, signed into their URL: pending until a submission uses them, when it becomes
+ * submitted. The bucket's lifecycle expires pending uploads after a day and submitted ones with the job.
+ */
+export const UPLOAD_TAG = { key: 'state', pending: 'pending', submitted: 'submitted' } as const;
+export const PENDING_UPLOAD_EXPIRATION_DAYS = 1;
+
 /** The worker Lambda's timeout; the queue's visibility timeout derives from it. */
 export const WORKER_TIMEOUT_SECONDS = 900;
 
@@ -69,6 +83,7 @@ export type SummarizerName = (typeof SUMMARIZERS)[number];
 /** Where the media bucket keeps objects, each prefix with its own grants and expiry. */
 export const MEDIA_PREFIXES = {
   audio: 'audio/',
+  uploads: 'uploads/',
   results: 'results/',
   transcribeOutput: 'transcribe/',
 } as const;
@@ -79,6 +94,11 @@ export const TRANSCRIBE_OUTPUT_EXPIRATION_DAYS = 7;
 
 export function audioKey(tenantId: string, jobId: string): string {
   return `${MEDIA_PREFIXES.audio}${tenantId}/${jobId}`;
+}
+
+/** Where a presigned upload puts its file: under the tenant, named by the upload's reference. */
+export function uploadKey(tenantId: string, audioRef: string): string {
+  return `${MEDIA_PREFIXES.uploads}${tenantId}/${audioRef}`;
 }
 
 export function resultKey(tenantId: string, jobId: string): string {
@@ -188,6 +208,7 @@ export const DEPLOYED_LOG_LEVEL = 'INFO';
 /** The API's routes; the local gateway and the stack both build theirs from this list. */
 export const API_ROUTES = [
   { method: 'POST', path: '/v1-beta/transcript', handler: 'submit', authorized: true },
+  { method: 'POST', path: '/v1-beta/upload', handler: 'upload', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/status', handler: 'status', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/export', handler: 'export', authorized: true },
   { method: 'GET', path: '/v1-beta/transcripts', handler: 'list', authorized: true },
@@ -217,6 +238,15 @@ export const deploymentSettingsSchema = z
     throttlingRateLimit: count(50),
     throttlingBurstLimit: count(100),
     alarmEmail: z.email().optional(),
+    corsAllowedOrigins: z
+      .string()
+      .default('*')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((origin) => origin.trim())
+          .filter(Boolean),
+      ),
     maxQueueAgeSeconds: count(1800),
   })
   .refine((settings) => settings.summarizer !== 'bedrock' || settings.bedrockModelId, {

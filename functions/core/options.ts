@@ -132,7 +132,7 @@ export function parseJobOptions(
     const field = issue.keys[0] ?? '';
     throw new RequestError(
       'invalid_request',
-      `Unknown form field "${field}". Accepted fields: audio, file, ${OPTION_FIELDS.join(', ')}.`,
+      `Unknown form field "${field}". Accepted fields: audio (or file), audio_ref, audio_url, ${OPTION_FIELDS.join(', ')}.`,
       field,
     );
   }

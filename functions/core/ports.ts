@@ -8,7 +8,8 @@ export type Clock = () => Date;
 
 /** Storage of jobs (DynamoDB on AWS). Every status change is conditional on the current status. */
 export interface JobStore {
-  create(job: Job): Promise<void>;
+  /** Records a new job; false when a job with its id exists already. */
+  create(job: Job): Promise<boolean>;
   get(id: string): Promise<Job | undefined>;
   /** A tenant's jobs, newest first. Throws RequestError for a cursor of another query or tenant. */
   listByTenant(query: JobListQuery): Promise<JobPage>;
@@ -81,6 +82,17 @@ export interface MediaStore {
   /** Streams audio into the store and answers the number of bytes written. */
   putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<{ bytes: number }>;
   downloadToFile(key: string, path: string): Promise<void>;
+  /** The size and tags of an object, or undefined when there is none. */
+  describe(key: string): Promise<{ bytes: number; tags: Record<string, string> } | undefined>;
+  setTags(key: string, tags: Record<string, string>): Promise<void>;
+  /**
+   * A URL that lets a client PUT exactly `bytes` bytes at `key` until it expires, and the headers the
+   * client must send with it (they are signed into the URL).
+   */
+  presignUpload(
+    key: string,
+    upload: { bytes: number; contentType: string; tags: Record<string, string>; expiresInSeconds: number },
+  ): Promise<{ url: string; headers: Record<string, string> }>;
   putResult(key: string, result: TranscriptResult): Promise<void>;
   getResult(key: string): Promise<TranscriptResult>;
   /** A JSON document another service wrote into the bucket (Amazon Transcribe's output). */

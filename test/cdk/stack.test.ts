@@ -6,7 +6,14 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '#cdk/app';
-import { RESOURCES, RETENTION_DAYS, SWEEP_INTERVAL_SECONDS } from '#commons/contract';
+import {
+  API_ROUTES,
+  PENDING_UPLOAD_EXPIRATION_DAYS,
+  RESOURCES,
+  RETENTION_DAYS,
+  SWEEP_INTERVAL_SECONDS,
+  UPLOAD_TAG,
+} from '#commons/contract';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
@@ -66,7 +73,7 @@ describe('data', () => {
     });
   });
 
-  it('blocks public access, encrypts, and expires audio and results after 90 days', () => {
+  it('blocks public access, encrypts, expires audio and results after 90 days and unsubmitted uploads after a day', () => {
     template.hasResourceProperties('AWS::S3::Bucket', {
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true,
@@ -79,11 +86,22 @@ describe('data', () => {
         Rules: Match.arrayWith([
           Match.objectLike({ Prefix: 'audio/', ExpirationInDays: RETENTION_DAYS, Status: 'Enabled' }),
           Match.objectLike({ Prefix: 'results/', ExpirationInDays: RETENTION_DAYS, Status: 'Enabled' }),
+          Match.objectLike({
+            Prefix: 'uploads/',
+            TagFilters: [{ Key: UPLOAD_TAG.key, Value: UPLOAD_TAG.pending }],
+            ExpirationInDays: PENDING_UPLOAD_EXPIRATION_DAYS,
+          }),
+          Match.objectLike({
+            Prefix: 'uploads/',
+            TagFilters: [{ Key: UPLOAD_TAG.key, Value: UPLOAD_TAG.submitted }],
+            ExpirationInDays: RETENTION_DAYS,
+          }),
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
         ]),
       },
-      // No route uploads to the bucket from a browser yet, so no CORS rule opens it.
-      CorsConfiguration: Match.absent(),
+      CorsConfiguration: {
+        CorsRules: [Match.objectLike({ AllowedMethods: ['PUT', 'GET', 'HEAD'], AllowedOrigins: ['*'] })],
+      },
     });
   });
 
@@ -123,7 +141,8 @@ describe('queues', () => {
 describe('functions', () => {
   it('runs every zip function on Node.js 22, arm64, with JSON logs', () => {
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions).toHaveLength(9);
+    // One per API route, the authorizer, the worker, the dead-letter handler and the sweeper.
+    expect(functions).toHaveLength(API_ROUTES.length + 4);
     for (const [, fn] of functions) {
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
@@ -191,7 +210,9 @@ describe('API', () => {
       AuthorizerResultTtlInSeconds: 300,
     });
     const methods = ofType('AWS::ApiGateway::Method').map(([, method]) => method.Properties);
-    expect(methods.map((method) => method.HttpMethod).sort()).toEqual(['GET', 'GET', 'GET', 'GET', 'POST']);
+    expect(methods.map((method) => method.HttpMethod).sort()).toEqual(
+      API_ROUTES.map((route) => route.method).sort(),
+    );
     // Every route but the console page, which holds no data, is behind the authorizer.
     const open = methods.filter((method) => method.AuthorizationType !== 'CUSTOM');
     expect(open).toHaveLength(1);
@@ -259,6 +280,16 @@ describe('alarms and outputs', () => {
 });
 
 describe('least privilege', () => {
+  it('lets the upload route presign tagged PUTs under uploads/ and nothing else', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('ApiUploadServiceRole'));
+    if (!policy) throw new Error('The upload function has no policy.');
+    const statements = (policy[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    expect(statements).toHaveLength(1);
+    expect(statements[0]?.Action).toEqual(['s3:PutObject', 's3:PutObjectTagging']);
+    expect(JSON.stringify(statements[0]?.Resource)).toContain('/uploads/*');
+  });
+
   it('runs the sweeper every sweep interval, letting it read due jobs, move them and send messages, nothing else', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: `rate(${SWEEP_INTERVAL_SECONDS / 60} minutes)`,
