@@ -46,9 +46,6 @@ export async function ensureCapacity(jobs: JobStore, tenantId: string, cap: numb
   }
 }
 
-/** The form parts that name the audio other than a file part: an upload's reference, or an address. */
-const SOURCE_FIELDS = ['audio_ref', 'audio_url'] as const;
-
 export interface SubmitSettings extends ParseOptionsSettings {
   /** Local mode fetches `http://` addresses and private networks too (DESIGN 3). */
   allowHttpUrls?: boolean;
