@@ -76,7 +76,8 @@ export class Worker extends Construct {
     // Checks on jobs handed to Amazon Transcribe are delayed messages to the same queue.
     bindQueue(this.worker, ENV.jobsQueueUrl, queues.jobsQueue);
     bindBucket(this.worker, ENV.mediaBucket, data.mediaBucket, {
-      audio: ['s3:GetObject'],
+      // Audio submitted by address is fetched into audio/ by the worker.
+      audio: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
       uploads: ['s3:GetObject'],
       results: ['s3:PutObject'],
       transcribeOutput: ['s3:GetObject', 's3:PutObject'],

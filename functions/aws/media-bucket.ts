@@ -67,20 +67,21 @@ export class S3MediaStore implements MediaStore {
     await pipeline(Body, createWriteStream(path));
   }
 
-  async describe(key: string): Promise<{ bytes: number; tags: Record<string, string> } | undefined> {
+  async describe(key: string): Promise<{ bytes: number } | undefined> {
     try {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      const { TagSet = [] } = await this.client.send(
-        new GetObjectTaggingCommand({ Bucket: this.bucket, Key: key }),
-      );
-      return {
-        bytes: head.ContentLength ?? 0,
-        tags: Object.fromEntries(TagSet.map((tag) => [tag.Key ?? '', tag.Value ?? ''])),
-      };
+      return { bytes: head.ContentLength ?? 0 };
     } catch (error) {
       if (error instanceof NotFound || (error as { name?: string }).name === 'NoSuchKey') return undefined;
       throw error;
     }
+  }
+
+  async getTags(key: string): Promise<Record<string, string>> {
+    const { TagSet = [] } = await this.client.send(
+      new GetObjectTaggingCommand({ Bucket: this.bucket, Key: key }),
+    );
+    return Object.fromEntries(TagSet.map((tag) => [tag.Key ?? '', tag.Value ?? '']));
   }
 
   async setTags(key: string, tags: Record<string, string>): Promise<void> {

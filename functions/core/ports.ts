@@ -82,8 +82,9 @@ export interface MediaStore {
   /** Streams audio into the store and answers the number of bytes written. */
   putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<{ bytes: number }>;
   downloadToFile(key: string, path: string): Promise<void>;
-  /** The size and tags of an object, or undefined when there is none. */
-  describe(key: string): Promise<{ bytes: number; tags: Record<string, string> } | undefined>;
+  /** The size of an object, or undefined when there is none. */
+  describe(key: string): Promise<{ bytes: number } | undefined>;
+  getTags(key: string): Promise<Record<string, string>>;
   setTags(key: string, tags: Record<string, string>): Promise<void>;
   /**
    * A URL that lets a client PUT exactly `bytes` bytes at `key` until it expires, and the headers the
@@ -105,6 +106,18 @@ export interface JobQueue {
   enqueue(jobId: string): Promise<void>;
   /** Asks for the job to be checked again after a delay (at most 15 minutes, the queue's limit). */
   scheduleCheck(jobId: string, attempt: number, delaySeconds: number): Promise<void>;
+}
+
+/**
+ * Fetches the audio of a job submitted by address and hands it to `store` as it arrives. Throws
+ * JobFailure `download_failed` when the address cannot be fetched (refused, gone, failing every try) and
+ * `audio_too_large` past the size limit.
+ */
+export interface AudioFetcher {
+  fetchInto(
+    url: string,
+    store: (body: NodeJS.ReadableStream) => Promise<{ bytes: number }>,
+  ): Promise<{ bytes: number }>;
 }
 
 export interface ApiKeyRecord {

@@ -111,7 +111,7 @@ export async function resolveUpload(
   const key = uploadKey(tenantId, audioRef.trim());
   const object = await media.describe(key);
   if (!object) refuse('names no uploaded file of yours: upload it with the URL you were given first.');
-  if (object?.tags[UPLOAD_TAG.key] !== UPLOAD_TAG.pending) refuse('was already submitted.');
+  if ((await media.getTags(key))[UPLOAD_TAG.key] !== UPLOAD_TAG.pending) refuse('was already submitted.');
   if ((object?.bytes ?? 0) === 0) refuse('names an empty file.');
   if ((object?.bytes ?? 0) > MAX_UPLOAD_BYTES) refuse(`names a file over ${MAX_UPLOAD_BYTES} bytes.`);
   return { key, bytes: object?.bytes ?? 0, jobId: jobIdOfUpload(tenantId, audioRef.trim()) };

@@ -4,6 +4,7 @@ import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
 import { decodeWorkerMessage } from '#core/messages';
 import { handleWorkerMessage, type ProcessDeps, RetryLater, retryDelaySeconds } from '#core/process-job';
+import { UrlAudioFetcher } from './audio-fetcher.ts';
 import { createSummarizer, createTranscriber } from './transcribers.ts';
 
 let deps: ProcessDeps | undefined;
@@ -17,6 +18,7 @@ function processDeps(): ProcessDeps {
       queue,
       transcriber: createTranscriber(config, media),
       summarizer: createSummarizer(config),
+      fetcher: new UrlAudioFetcher(config.localMode),
       clock: () => new Date(),
       timings: config.timings,
     };

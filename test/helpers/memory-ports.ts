@@ -165,9 +165,13 @@ export class InMemoryMediaStore implements MediaStore {
     await writeFile(path, this.read(key));
   }
 
-  async describe(key: string): Promise<{ bytes: number; tags: Record<string, string> } | undefined> {
+  async describe(key: string): Promise<{ bytes: number } | undefined> {
     const data = this.objects.get(key);
-    return data && { bytes: data.length, tags: { ...(this.tags.get(key) ?? {}) } };
+    return data && { bytes: data.length };
+  }
+
+  async getTags(key: string): Promise<Record<string, string>> {
+    return { ...(this.tags.get(key) ?? {}) };
   }
 
   async setTags(key: string, tags: Record<string, string>): Promise<void> {

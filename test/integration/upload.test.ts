@@ -108,7 +108,7 @@ describe('a presigned upload', () => {
     expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
     const job = await awsServices().jobs.get(submitted.body.id);
     expect(job?.audioKey).toBe(uploadKey('tenant-up', ticket.audio_ref));
-    expect((await awsServices().media.describe(job?.audioKey ?? ''))?.tags).toEqual({
+    expect(await awsServices().media.getTags(job?.audioKey ?? '')).toEqual({
       [UPLOAD_TAG.key]: UPLOAD_TAG.submitted,
     });
     await worker(sqsEvent([encodeProcessMessage(submitted.body.id)]));
