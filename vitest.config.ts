@@ -8,6 +8,6 @@ export default defineConfig({
     setupFiles: ['test/helpers/emulator-env.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    env: { POWERTOOLS_LOG_LEVEL: 'SILENT', AWS_REGION: 'us-east-1' },
+    env: { POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', AWS_REGION: 'us-east-1' },
   },
 });

@@ -105,6 +105,32 @@ export async function decodeToWav(file: string, workDir: string, channels?: numb
 }
 
 /**
+ * The listed channels of the first audio stream (0-based, in order) as one lossless FLAC file at the
+ * source's sample rate, for a transcriber that takes at most that many channels.
+ */
+export async function extractChannels(file: string, workDir: string, channels: number[]): Promise<string> {
+  const output = join(workDir, `channels-${channels.join('-')}.flac`);
+  const layout = channels.map((channel, index) => `c${index}=c${channel}`).join('|');
+  const { code } = await runProcess('ffmpeg', [
+    '-y',
+    '-nostdin',
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-filter_complex',
+    `[0:a:0]pan=${channels.length}c|${layout}[out]`,
+    '-map',
+    '[out]',
+    '-c:a',
+    'flac',
+    output,
+  ]);
+  if (code !== 0) throw new JobFailure('unsupported_media', 'The audio stream could not be decoded.');
+  return output;
+}
+
+/**
  * 16 kHz 16-bit PCM WAV with the plain 44-byte header: PocketSphinx skips 44 bytes and would read any
  * further header chunk (ffmpeg's metadata, without -bitexact) as audio.
  */

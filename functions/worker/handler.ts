@@ -1,5 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { recordWorkerFailures, withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { WORKER_TIMEOUT_SECONDS } from '#commons/contract';
 import { logger } from '#commons/logger';
@@ -14,7 +15,7 @@ function processDeps(): ProcessDeps {
   if (!deps) {
     const { config, jobs, media, queue } = awsServices();
     deps = {
-      jobs,
+      jobs: withJobMetrics(jobs, { engine: config.engine }),
       media,
       queue,
       transcriber: createTranscriber(config, media),
@@ -47,9 +48,11 @@ async function processRecord(record: SQSRecord): Promise<void> {
  * completion events; failed messages are reported for redelivery.
  */
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  return processPartialResponse(event, processRecord, processor, {
+  const response = await processPartialResponse(event, processRecord, processor, {
     ...(context ? { context } : {}),
     processInParallel: false,
     throwOnFullBatchFailure: false,
   });
+  recordWorkerFailures(response.batchItemFailures.length);
+  return response;
 }
