@@ -279,8 +279,9 @@ describe('alarms and outputs', () => {
       .map((variables) => variables?.POWERTOOLS_METRICS_NAMESPACE)
       .filter(Boolean);
     expect(namespaces).toEqual(['TranscriptionService', 'TranscriptionService']);
-    const [[, dashboard] = ['', { Properties: {} }]] = ofType('AWS::CloudWatch::Dashboard');
-    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]?.[1].Properties.DashboardBody);
     for (const metric of [
       JOB_METRICS.jobsEnded,
       JOB_METRICS.audioMinutes,
@@ -314,7 +315,8 @@ function workerStatements(from: Template = template): Record<string, unknown>[] 
     ([id, resource]) =>
       resource.Type === 'AWS::IAM::Policy' && id.startsWith('WorkerFunctionServiceRoleDefaultPolicy'),
   );
-  return (found?.[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+  if (!found) throw new Error('The worker has no role policy.');
+  return (found[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
 }
 const withAction = (statements: Record<string, unknown>[], action: string) =>
   statements.filter((statement) => ([] as unknown[]).concat(statement.Action).includes(action));
@@ -394,15 +396,15 @@ describe('smaller deployment defects', () => {
     );
     expect(responses.DEFAULT_4XX?.StatusCode).toBeUndefined();
     expect(responses.DEFAULT_5XX?.StatusCode).toBeUndefined();
-    const template4xx = String(
-      (responses.DEFAULT_4XX?.ResponseTemplates as Record<string, string>)['application/json'],
-    );
+    const jsonTemplate = (type: string) =>
+      String(
+        (responses[type]?.ResponseTemplates as Record<string, string> | undefined)?.['application/json'],
+      );
+    const template4xx = jsonTemplate('DEFAULT_4XX');
     // messageString is the message already quoted and escaped for JSON; the raw one is not.
     expect(template4xx).toContain('"message":$context.error.messageString}');
     expect(template4xx).not.toContain('validationErrorString');
-    const template5xx = String(
-      (responses.DEFAULT_5XX?.ResponseTemplates as Record<string, string>)['application/json'],
-    );
+    const template5xx = jsonTemplate('DEFAULT_5XX');
     expect(template5xx).toContain('$context.integration.status');
     expect(template5xx).toContain('payload_too_large');
     expect(responses.REQUEST_TOO_LARGE?.StatusCode).toBe('413');

@@ -59,6 +59,11 @@ describe('the worker Dockerfile and its build script agree', () => {
     expect(aptInstalls(stages[1] ?? []).sort()).toEqual([...WORKER_IMAGE.runtimePackages].sort());
   });
 
+  it('has local/setup.mjs install the build tools on a fresh CI host, where the test runs the same build', () => {
+    const setup = readFileSync(join(ROOT, 'local', 'setup.mjs'), 'utf8');
+    for (const name of WORKER_IMAGE.buildPackages) expect(setup).toContain(`package: '${name}'`);
+  });
+
   it('keeps the entry point executable in git, since COPY keeps the mode it finds', () => {
     const entry = execFileSync('git', ['ls-files', '-s', `functions/worker/${WORKER_IMAGE.entrypoint}`], {
       cwd: ROOT,
