@@ -20,10 +20,12 @@ export class TranscriptionStack extends Stack {
   readonly queues: Queues;
   readonly alarms: Alarms;
   readonly sweeper: Sweeper;
+  readonly settings: DeploymentSettings;
 
   constructor(scope: Construct, props: TranscriptionStackProps) {
     const { settings } = props;
     super(scope, settings.stackName, props);
+    this.settings = settings;
 
     this.data = new Data(this, 'Data', { corsAllowedOrigins: settings.corsAllowedOrigins });
     this.queues = new Queues(this, 'Queues');
@@ -40,6 +42,8 @@ export class TranscriptionStack extends Stack {
     this.alarms = new Alarms(this, 'Alarms', {
       api: this.api.restApi,
       worker: this.worker.worker,
+      deadLetterHandler: this.worker.deadLetterHandler,
+      metricsNamespace: settings.stackName,
       jobsQueue: this.queues.jobsQueue,
       deadLetterQueue: this.queues.deadLetterQueue,
       maxQueueAgeSeconds: settings.maxQueueAgeSeconds,
@@ -55,6 +59,7 @@ export class TranscriptionStack extends Stack {
       JobsQueueName: this.queues.jobsQueue.queueName,
       DeadLetterQueueName: this.queues.deadLetterQueue.queueName,
       AlarmTopicArn: this.alarms.topic.topicArn,
+      DashboardName: this.alarms.dashboard.dashboardName,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
   }

@@ -62,6 +62,8 @@ export async function startLocalRuntime(
       [ENV.sqsEndpoint]: emulators.endpoints.sqs,
       [ENV.localMode]: 'true',
     });
+    // Job metrics are CloudWatch's business; on this machine they would only fill the console.
+    process.env[ENV.metricsDisabled] ??= 'true';
     const queues = await createResources(readServiceConfig(), {
       ...(settings.visibilityTimeoutSeconds
         ? { visibilityTimeoutSeconds: settings.visibilityTimeoutSeconds }

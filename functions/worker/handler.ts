@@ -1,5 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { recordWorkerFailures, withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
 import { decodeWorkerMessage } from '#core/messages';
@@ -13,7 +14,7 @@ function processDeps(): ProcessDeps {
   if (!deps) {
     const { config, jobs, media, queue } = awsServices();
     deps = {
-      jobs,
+      jobs: withJobMetrics(jobs, { engine: config.engine }),
       media,
       queue,
       transcriber: createTranscriber(config, media),
@@ -64,12 +65,16 @@ export function createWorkerHandler(
   dependencies: () => ProcessDeps,
 ): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
-  return (event, context) =>
-    processPartialResponse(event, (record: SQSRecord) => processRecord(record, dependencies()), processor, {
-      ...(context ? { context } : {}),
-      processInParallel: false,
-      throwOnFullBatchFailure: false,
-    });
+  return async (event, context) => {
+    const response = await processPartialResponse(
+      event,
+      (record: SQSRecord) => processRecord(record, dependencies()),
+      processor,
+      { ...(context ? { context } : {}), processInParallel: false, throwOnFullBatchFailure: false },
+    );
+    recordWorkerFailures(response.batchItemFailures.length);
+    return response;
+  };
 }
 
 /**

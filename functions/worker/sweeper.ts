@@ -1,3 +1,4 @@
+import { withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
 import { type SweepReport, sweepJobs } from '#core/sweep';
@@ -8,7 +9,8 @@ import { type SweepReport, sweepJobs } from '#core/sweep';
  */
 export async function handler(): Promise<SweepReport> {
   const { jobs, queue } = awsServices();
-  const report = await sweepJobs({ jobs, queue, clock: () => new Date() });
+  // Jobs it ends past their deadline count among the jobs failed, as any other.
+  const report = await sweepJobs({ jobs: withJobMetrics(jobs), queue, clock: () => new Date() });
   const moved = report.requeued.length + report.checked.length + report.failed.length;
   // Each of these is a job something should have moved and did not: worth an operator's look.
   if (moved > 0) logger.warn('Swept jobs', { ...report });
