@@ -1,71 +1,443 @@
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { awsServices } from '#aws/services';
+import { ENV, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
 import { parseJobOptions } from '#core/options';
-import { LocalTranscriber } from '#speech/local-transcriber';
-import { SphinxRecognizer } from '#speech/sphinx';
+import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
+import { runProcess } from '#speech/process';
+import { parseSphinxOutput, SphinxRecognizer, TUNED_SETTINGS } from '#speech/sphinx';
 import { wordErrorRate } from './evaluation/metrics.ts';
+import { readLocalSettings } from './settings.ts';
 
-/**
- * `npm run bench`: the local engine on a long recording made of the sample utterances, decoded in one
- * process and as silence-split chunks in parallel, side by side in one run (the machine is shared, so
- * the ratio is what counts). Prints real-time factors, the speed-up, word error rates and peak memory.
- */
+const usage = `Usage: npm run bench -- [--minutes 3,10,15,60] [--scaling 60] [--accuracy 15] [--samples DIR]
+
+Side by side in one run, on recordings of the given lengths built from the sample utterances:
+  1. the service (submit to completed, two workers) over pocketsphinx_continuous run directly on the
+     same decoded audio in one process;
+  2. scaling: the --scaling file with 1 and 2 workers, and N workers simulated from the measured costs;
+  3. word error rates of both against the reference text, and, on the --accuracy file, of the service's
+     own pipeline in one process over the file uncut;
+  4. each worker's peak resident memory and scratch disk;
+  5. status latency over HTTP against the DynamoDB and S3 reads it makes;
+  6. submission latency of a presigned 100 MB upload and a 4 MB direct one.
+Each worker is a process of its own pinned to one core (taskset), as a Lambda invocation has its own
+CPU; the direct PocketSphinx run has one core too. Ratios are what count: the machine is shared.`;
+
 const { values } = parseArgs({
   options: {
+    minutes: { type: 'string', default: '3,10,15,60' },
+    scaling: { type: 'string', default: '60' },
+    accuracy: { type: 'string', default: '15' },
     samples: { type: 'string', default: '../shared/samples' },
-    repeat: { type: 'string', default: '1' },
+    help: { type: 'boolean' },
   },
 });
-const directory = resolve(values.samples ?? '');
-const manifest: { file: string; kind: string; sample_rate?: number; reference_text?: string }[] = JSON.parse(
-  readFileSync(join(directory, 'manifest.json'), 'utf8'),
-);
-const utterances = manifest.filter((entry) => entry.kind === 'utterance' && entry.sample_rate === 16_000);
-const workDir = await mkdtemp(join(tmpdir(), 'bench-'));
-try {
-  const repeat = Math.max(1, Number(values.repeat));
-  const parts = Array.from({ length: repeat }, () => utterances).flat();
-  const list = join(workDir, 'list.txt');
-  await writeFile(
-    list,
-    parts.map((entry) => `file '${join(directory, entry.file).replaceAll("'", "'\\''")}'`).join('\n'),
-  );
-  const long = join(workDir, 'long.wav');
-  execFileSync('ffmpeg', ['-v', 'error', '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', long]);
-  const reference = parts.map((entry) => entry.reference_text ?? '').join(' ');
-
-  let peakRss = 0;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  }, 100);
-  const run = async (name: string, transcriber: LocalTranscriber) => {
-    const started = Date.now();
-    const result = await transcriber.transcribe({ audioFile: long, workDir, options: parseJobOptions({}) });
-    const seconds = (Date.now() - started) / 1000;
-    const rtf = seconds / (result.audio_duration_ms / 1000);
-    const wer = wordErrorRate(reference, result.transcript);
-    console.log(
-      `${name.padEnd(34)} ${seconds.toFixed(1).padStart(6)} s   RTF ${rtf.toFixed(3)}   WER ${(wer * 100).toFixed(1)}%`,
-    );
-    return { seconds, audioSeconds: result.audio_duration_ms / 1000 };
-  };
-  const cores = availableParallelism();
-  const single = await run(
-    'one process',
-    new LocalTranscriber(new SphinxRecognizer(), { parallelism: 1, chunkAboveMs: Number.POSITIVE_INFINITY }),
-  );
-  const chunked = await run(
-    `silence-split chunks, ${cores} at once`,
-    new LocalTranscriber(new SphinxRecognizer()),
-  );
-  clearInterval(sampler);
-  console.log(`audio ${single.audioSeconds.toFixed(1)} s of ${parts.length} utterances`);
-  console.log(`speed-up of chunked decoding: ${(single.seconds / chunked.seconds).toFixed(2)}×`);
-  console.log(`peak resident memory of the service process: ${Math.round(peakRss / 2 ** 20)} MiB`);
-} finally {
-  await rm(workDir, { recursive: true, force: true });
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
 }
+const lengths = values.minutes
+  .split(',')
+  .map(Number)
+  .filter((minutes) => minutes > 0);
+const scalingMinutes = Number(values.scaling);
+const accuracyMinutes = Number(values.accuracy);
+const cores = availableParallelism();
+
+const manifest = z
+  .array(
+    z.object({
+      file: z.string(),
+      kind: z.string(),
+      sample_rate: z.number().nullish(),
+      duration_s: z.number().nullish(),
+      reference_text: z.string().nullish(),
+    }),
+  )
+  .parse(JSON.parse(readFileSync(join(resolve(values.samples), 'manifest.json'), 'utf8')));
+const utterances = manifest.filter(
+  (entry) => entry.kind === 'utterance' && entry.sample_rate === 16_000 && entry.reference_text,
+);
+
+interface Recording {
+  minutes: number;
+  file: string;
+  reference: string;
+  audioSeconds: number;
+}
+
+/** Utterances one after another until the length is reached, as one 16 kHz WAV; its reference text beside it. */
+async function buildRecording(minutes: number, workDir: string): Promise<Recording> {
+  const parts: typeof utterances = [];
+  let seconds = 0;
+  for (let index = 0; seconds < minutes * 60; index++) {
+    const entry = utterances[index % utterances.length];
+    if (!entry) throw new Error('No 16 kHz utterances with reference texts in the samples.');
+    parts.push(entry);
+    seconds += entry.duration_s ?? 0;
+  }
+  const list = join(workDir, `list-${minutes}.txt`);
+  const quote = (path: string) => `file '${path.replaceAll("'", "'\\''")}'`;
+  await writeFile(list, parts.map((entry) => quote(join(resolve(values.samples), entry.file))).join('\n'));
+  const file = join(workDir, `recording-${minutes}.wav`);
+  const args = ['-v', 'error', '-f', 'concat', '-safe', '0', '-i', list, '-ac', '1', '-ar', '16000', file];
+  const { code, stderr } = await runProcess('ffmpeg', args, 600_000);
+  if (code !== 0) throw new Error(`ffmpeg: ${stderr}`);
+  const reference = parts.map((entry) => entry.reference_text ?? '').join(' ');
+  return { minutes, file, reference, audioSeconds: seconds };
+}
+
+/** What one worker process did: its messages, and its peaks. */
+interface WorkerReport {
+  handled: { kind: string; outcome: string; ms: number }[];
+  peakRssBytes: number;
+  peakScratchBytes: number;
+}
+
+const handledLine = z.object({
+  message: z.literal('Message handled'),
+  workerMessage: z.object({ kind: z.string() }),
+  outcome: z.string(),
+  ms: z.number(),
+});
+
+/** Sizes of the files under `dir` now (a worker's temporary directory). */
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    if (!entry.isFile()) continue;
+    total += (await stat(join(entry.parentPath, entry.name)).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}
+
+async function peakRss(pid: number | undefined): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** Starts `count` worker processes, each pinned to a core of its own, with their own scratch directory. */
+async function startWorkers(count: number, workDir: string) {
+  const workers: { child: ChildProcess; report: WorkerReport; scratch: string }[] = [];
+  for (let index = 0; index < count; index++) {
+    const scratch = join(workDir, `worker-${index}`);
+    await mkdir(scratch, { recursive: true });
+    const child = spawn(
+      'taskset',
+      ['-c', String(index % cores), process.execPath, '--import', 'tsx', 'local/worker-process.ts'],
+      {
+        env: { ...process.env, TMPDIR: scratch, [ENV.logLevel]: 'INFO' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const report: WorkerReport = { handled: [], peakRssBytes: 0, peakScratchBytes: 0 };
+    const ready = new Promise<void>((done) => {
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        if (line === 'ready') done();
+        try {
+          const parsed = handledLine.safeParse(JSON.parse(line));
+          if (parsed.success)
+            report.handled.push({
+              kind: parsed.data.workerMessage.kind,
+              outcome: parsed.data.outcome,
+              ms: parsed.data.ms,
+            });
+        } catch {
+          // Not a log line.
+        }
+      });
+    });
+    await ready;
+    workers.push({ child, report, scratch });
+  }
+  const sampler = setInterval(async () => {
+    for (const worker of workers) {
+      worker.report.peakRssBytes = Math.max(worker.report.peakRssBytes, await peakRss(worker.child.pid));
+      worker.report.peakScratchBytes = Math.max(
+        worker.report.peakScratchBytes,
+        await treeBytes(worker.scratch),
+      );
+    }
+  }, 250);
+  return {
+    async stop(): Promise<WorkerReport[]> {
+      clearInterval(sampler);
+      for (const worker of workers) {
+        worker.report.peakRssBytes = Math.max(worker.report.peakRssBytes, await peakRss(worker.child.pid));
+        const exited = new Promise((done) => worker.child.once('exit', done));
+        worker.child.kill('SIGTERM');
+        await exited;
+      }
+      return workers.map((worker) => worker.report);
+    },
+  };
+}
+
+interface Service {
+  url: string;
+  apiKey: string;
+  stop(): Promise<void>;
+}
+
+const statusRecord = z.object({
+  id: z.string(),
+  status: z.string(),
+  error: z.object({ code: z.string() }).optional(),
+  results: z.object({ results: z.object({ transcript: z.string() }) }).optional(),
+});
+
+function address(service: Service, path: string, query: Record<string, string> = {}): string {
+  return `${service.url}${path}?${new URLSearchParams({ 'x-api-key': service.apiKey, ...query })}`;
+}
+
+/** Submits a file as a client would: directly when the gateway takes it, else through a presigned upload. */
+async function submit(service: Service, file: string): Promise<string> {
+  const bytes = (await stat(file)).size;
+  const form = new FormData();
+  form.append('punctuate', 'false');
+  if (bytes <= MAX_DIRECT_UPLOAD_BYTES - 64 * 1024) {
+    form.append('audio', new Blob([new Uint8Array(await readFile(file))]), 'recording.wav');
+  } else {
+    const ticketResponse = await fetch(address(service, '/v1-beta/upload'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ size: bytes, content_type: 'audio/wav' }),
+    });
+    const ticket = z
+      .object({ audio_ref: z.string(), upload_url: z.string(), headers: z.record(z.string(), z.string()) })
+      .parse(await ticketResponse.json());
+    // The file in memory: this is the client's side, not the service's.
+    const put = await fetch(ticket.upload_url, {
+      method: 'PUT',
+      headers: ticket.headers,
+      body: new Uint8Array(await readFile(file)),
+    });
+    if (!put.ok) throw new Error(`Upload refused: ${put.status} ${await put.text()}`);
+    form.append('audio_ref', ticket.audio_ref);
+  }
+  const response = await fetch(address(service, '/v1-beta/transcript'), { method: 'POST', body: form });
+  if (!response.ok) throw new Error(`Submission refused: ${response.status} ${await response.text()}`);
+  return statusRecord.parse(await response.json()).id;
+}
+
+const statusLatencies: number[] = [];
+
+/** Polls the status route until the job ends; answers the transcript. */
+async function waitForJob(service: Service, id: string): Promise<string> {
+  for (;;) {
+    const started = performance.now();
+    const response = await fetch(address(service, '/v1-beta/transcript/status', { id }));
+    statusLatencies.push(performance.now() - started);
+    const record = statusRecord.parse(await response.json());
+    if (record.status === 'error') throw new Error(`Job ${id} failed: ${record.error?.code}`);
+    if (record.status === 'completed') return record.results?.results.transcript ?? '';
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
+interface ServiceRun {
+  seconds: number;
+  wer: number;
+  workers: WorkerReport[];
+}
+
+async function runService(
+  service: Service,
+  recording: Recording,
+  workers: number,
+  workDir: string,
+): Promise<ServiceRun> {
+  const pool = await startWorkers(workers, workDir);
+  try {
+    const started = performance.now();
+    const id = await submit(service, recording.file);
+    const transcript = await waitForJob(service, id);
+    const seconds = (performance.now() - started) / 1000;
+    return { seconds, wer: wordErrorRate(recording.reference, transcript), workers: await pool.stop() };
+  } catch (error) {
+    await pool.stop();
+    throw error;
+  }
+}
+
+/** PocketSphinx alone over the whole file in one process, on one core as one worker has, with the service's settings. */
+async function runDirect(recording: Recording): Promise<{ seconds: number; wer: number }> {
+  const started = performance.now();
+  const args = ['-infile', recording.file, '-time', 'yes', '-logfn', '/dev/null', ...TUNED_SETTINGS];
+  const { code, stdout } = await runProcess(
+    'taskset',
+    ['-c', '0', 'pocketsphinx_continuous', ...args],
+    4 * 3_600_000,
+  );
+  if (code !== 0) throw new Error(`pocketsphinx_continuous exited with code ${code}.`);
+  const seconds = (performance.now() - started) / 1000;
+  const transcript = parseSphinxOutput(stdout)
+    .map((word) => word.text)
+    .join(' ');
+  return { seconds, wer: wordErrorRate(recording.reference, transcript) };
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
+
+/** Longest-processing-time-first list scheduling: when the last of `costs` ends on `workers` workers. */
+function makespan(costs: number[], workers: number): number {
+  const loads = new Array<number>(workers).fill(0);
+  for (const cost of [...costs].sort((a, b) => b - a)) {
+    const least = loads.indexOf(Math.min(...loads));
+    loads[least] = (loads[least] ?? 0) + cost;
+  }
+  return Math.max(...loads);
+}
+
+const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
+const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+
+async function main(): Promise<void> {
+  const workDir = await mkdtemp(join(tmpdir(), 'bench-'));
+  process.env[ENV.logLevel] = 'ERROR';
+  const { startLocalRuntime } = await import('./runtime.ts');
+  const service = await startLocalRuntime(
+    { ...readLocalSettings(), port: 0, workerConcurrency: 0 },
+    () => undefined,
+  );
+  try {
+    const recordings = new Map<number, Recording>();
+    for (const minutes of new Set([...lengths, scalingMinutes, accuracyMinutes]))
+      recordings.set(minutes, await buildRecording(minutes, workDir));
+
+    console.log(`${cores} cores; each worker and the direct run on one core\n`);
+    console.log('1, 3, 4. service (2 workers) against PocketSphinx run directly on the same audio');
+    const runs = new Map<number, ServiceRun>();
+    for (const minutes of lengths) {
+      const recording = recordings.get(minutes) as Recording;
+      const direct = await runDirect(recording);
+      const served = await runService(service, recording, 2, workDir);
+      runs.set(minutes, served);
+      const chunks = served.workers
+        .flatMap((worker) => worker.handled)
+        .filter((h) => h.kind === 'chunk').length;
+      console.log(
+        `  ${String(minutes).padStart(3)} min: direct ${direct.seconds.toFixed(1)} s, service ${served.seconds.toFixed(1)} s ` +
+          `= ${(served.seconds / direct.seconds).toFixed(2)}× (${chunks} chunks); ` +
+          `WER direct ${pct(direct.wer)}, service ${pct(served.wer)} (${((served.wer - direct.wer) * 100).toFixed(1)} points); ` +
+          `worker peak RSS ${served.workers.map((w) => mib(w.peakRssBytes)).join(', ')}, ` +
+          `scratch ${served.workers.map((w) => mib(w.peakScratchBytes)).join(', ')}`,
+      );
+    }
+
+    console.log(`\n2. scaling on the ${scalingMinutes}-minute file`);
+    const recording = recordings.get(scalingMinutes) as Recording;
+    const one = await runService(service, recording, 1, workDir);
+    const two = runs.get(scalingMinutes) ?? (await runService(service, recording, 2, workDir));
+    console.log(`  1 worker ${one.seconds.toFixed(1)} s; 2 workers ${two.seconds.toFixed(1)} s`);
+    console.log(
+      `  speed-up ${(one.seconds / two.seconds).toFixed(2)}×, efficiency ${pct(one.seconds / (2 * two.seconds))}`,
+    );
+    const handled = one.workers.flatMap((worker) => worker.handled);
+    const plan = handled.filter((h) => h.kind === 'process').reduce((sum, h) => sum + h.ms, 0) / 1000;
+    const chunkCosts = handled
+      .filter((h) => h.kind === 'chunk' && h.outcome === 'chunk-done')
+      .map((h) => h.ms / 1000);
+    const last = handled.find((h) => h.kind === 'chunk' && h.outcome === 'completed');
+    const meanChunk = chunkCosts.reduce((sum, cost) => sum + cost, 0) / Math.max(1, chunkCosts.length);
+    const assembly = Math.max(0, (last?.ms ?? 0) / 1000 - meanChunk);
+    const allChunks = [...chunkCosts, meanChunk];
+    const direct = await runDirect(recording);
+    const overhead = (one.seconds - direct.seconds) / allChunks.length;
+    console.log(
+      `  measured with 1 worker: cutting ${plan.toFixed(1)} s, ${allChunks.length} chunks of ${meanChunk.toFixed(1)} s on average ` +
+        `(longest ${Math.max(...allChunks).toFixed(1)} s), assembly ${assembly.toFixed(1)} s; ` +
+        `overhead over the direct run (${direct.seconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk`,
+    );
+    for (const workers of [2, 4, 8, 16, 100]) {
+      const simulated = plan + makespan(allChunks, workers) + assembly;
+      console.log(
+        `  simulated ${String(workers).padStart(3)} workers: ${simulated.toFixed(1)} s, speed-up ${(one.seconds / simulated).toFixed(2)}×`,
+      );
+    }
+    console.log(
+      `\n3. fan-out against the same pipeline in one process, uncut, on the ${accuracyMinutes}-minute file`,
+    );
+    const accuracyFile = recordings.get(accuracyMinutes) as Recording;
+    const uncut = await new LocalTranscriber(new SphinxRecognizer(), {
+      cut: cutAround(accuracyMinutes * 60),
+    }).transcribe({
+      audioFile: accuracyFile.file,
+      workDir,
+      options: parseJobOptions({ punctuate: 'false' }),
+    });
+    const uncutWer = wordErrorRate(accuracyFile.reference, uncut.transcript);
+    const fanned = runs.get(accuracyMinutes) ?? (await runService(service, accuracyFile, 2, workDir));
+    console.log(
+      `  WER uncut ${pct(uncutWer)}, fanned out ${pct(fanned.wer)} (${((fanned.wer - uncutWer) * 100).toFixed(1)} points)`,
+    );
+    const rss = [...runs.entries()].map(
+      ([minutes, run]) => `${minutes} min ${mib(Math.max(...run.workers.map((w) => w.peakRssBytes)))}`,
+    );
+    console.log(`\n4. worker peak RSS by length: ${rss.join(', ')}`);
+
+    console.log('\n5. status latency, 200 requests each, on a completed job');
+    const id = await submit(service, (recordings.get(Math.min(...recordings.keys())) as Recording).file);
+    const pool = await startWorkers(2, workDir);
+    await waitForJob(service, id);
+    await pool.stop();
+    const http: number[] = [];
+    const direct5: number[] = [];
+    const { jobs, media } = awsServices();
+    for (let index = 0; index < 200; index++) {
+      let started = performance.now();
+      await (await fetch(address(service, '/v1-beta/transcript/status', { id }))).arrayBuffer();
+      http.push(performance.now() - started);
+      started = performance.now();
+      const job = await jobs.get(id);
+      await media.getResult(job?.resultKey ?? '');
+      direct5.push(performance.now() - started);
+    }
+    const ms = (samples: number[], p: number) => `${percentile(samples, p).toFixed(1)} ms`;
+    console.log(
+      `  HTTP status p50 ${ms(http, 50)} p99 ${ms(http, 99)}; DynamoDB GetItem + S3 GetObject p50 ${ms(direct5, 50)} p99 ${ms(direct5, 99)}`,
+    );
+    console.log(
+      `  ratio p50 ${(percentile(http, 50) / percentile(direct5, 50)).toFixed(2)}×, p99 ${(percentile(http, 99) / percentile(direct5, 99)).toFixed(2)}×`,
+    );
+    console.log(
+      `  while jobs ran: p50 ${ms(statusLatencies, 50)} p99 ${ms(statusLatencies, 99)} over ${statusLatencies.length} polls`,
+    );
+
+    console.log('\n6. submission latency (no workers running)');
+    const large = join(workDir, 'large.bin');
+    const small = join(workDir, 'small.bin');
+    await writeFile(large, Buffer.alloc(100 * 2 ** 20, 1));
+    await writeFile(small, Buffer.alloc(4 * 10 ** 6, 1));
+    for (const [name, file] of [
+      ['presigned 100 MiB', large],
+      ['direct 4 MB', small],
+    ] as const) {
+      const started = performance.now();
+      await submit(service, file);
+      console.log(
+        `  ${name}: ${((performance.now() - started) / 1000).toFixed(2)} s from the upload request to the job record`,
+      );
+    }
+  } finally {
+    await service.stop();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  },
+);

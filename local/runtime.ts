@@ -108,8 +108,11 @@ export async function startLocalRuntime(
       region: config.region,
       onError,
     });
-    await workers.start();
-    stops.push(() => workers.stop());
+    // None for a caller that runs its workers as processes of their own (the benchmark).
+    if (settings.workerConcurrency > 0) {
+      await workers.start();
+      stops.push(() => workers.stop());
+    }
     await deadLetters.start();
     stops.push(() => deadLetters.stop());
     // As the stack's schedule does: the sweeper runs every interval; a failed run waits for the next.

@@ -15,6 +15,7 @@ import {
   RETENTION_DAYS,
   TRANSCRIBE_OUTPUT_EXPIRATION_DAYS,
   UPLOAD_TAG,
+  WORK_EXPIRATION_DAYS,
 } from '#commons/contract';
 
 export interface DataProps {
@@ -96,6 +97,8 @@ export class Data extends Construct {
           tagFilters: { [UPLOAD_TAG.key]: UPLOAD_TAG.submitted },
           expiration: expiry,
         },
+        // Workers delete a job's working files when it ends; this catches what a crash left behind.
+        { id: 'expire-work', prefix: MEDIA_PREFIXES.work, expiration: Duration.days(WORK_EXPIRATION_DAYS) },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       cors: [

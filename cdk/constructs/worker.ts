@@ -66,6 +66,7 @@ export class Worker extends Construct {
         [ENV.summarizer]: settings.summarizer,
         ...(settings.bedrockModelId ? { [ENV.bedrockModelId]: settings.bedrockModelId } : {}),
         [ENV.transcribeJobPrefix]: jobPrefix,
+        [ENV.chunkSeconds]: String(settings.chunkSeconds),
       },
     });
     bindJobMetrics(this.worker, settings.stackName);
@@ -86,6 +87,8 @@ export class Worker extends Construct {
       // Audio submitted by address is fetched into audio/ by the worker.
       audio: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
       uploads: ['s3:GetObject'],
+      // A long job's chunks, their results and its plan, passed between workers and removed at the end.
+      work: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
       results: ['s3:PutObject'],
       transcribeOutput: ['s3:GetObject', 's3:PutObject'],
     });

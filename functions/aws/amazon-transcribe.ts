@@ -31,8 +31,8 @@ export interface AmazonTranscribeSettings {
 }
 
 /**
- * Amazon Transcribe batch jobs. The worker probes the audio it already fetched (so that bad input is
- * refused with a precise code before Transcribe is paid), starts a job that reads the audio from the
+ * Amazon Transcribe batch jobs. The worker probes the stored audio through a presigned URL (so that bad
+ * input is refused with a precise code before Transcribe is paid, and nothing is downloaded whole), starts a job that reads the audio from the
  * bucket and writes its output there, and maps that output once the job is done.
  */
 export class AmazonTranscribe implements AsyncTranscriber {
@@ -44,20 +44,16 @@ export class AmazonTranscribe implements AsyncTranscriber {
     private readonly settings: AmazonTranscribeSettings,
   ) {}
 
-  async start(input: {
-    job: Job;
-    audioFile: string;
-    workDir: string;
-  }): Promise<{ audio_duration_ms: number }> {
+  async start(input: { job: Job; audio: string; workDir: string }): Promise<{ audio_duration_ms: number }> {
     const { job } = input;
-    const info = await probeMedia(input.audioFile);
+    const info = await probeMedia(input.audio);
     let mediaKey = job.audioKey;
     if (job.options.dual_channel) {
       const { channels } = dualChannelSelection(info);
       // Channel identification takes two channels: hand Transcribe the first two, as the local engine uses.
       if (info.channels > channels.length) {
         mediaKey = transcribeInputKey(job.tenantId, job.id);
-        const file = await extractChannels(input.audioFile, input.workDir, channels);
+        const file = await extractChannels(input.audio, input.workDir, channels);
         await this.media.putAudio(mediaKey, createReadStream(file), 'audio/flac');
       }
     }

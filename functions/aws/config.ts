@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import {
+  CHUNK_SECONDS_RANGE,
+  DEFAULT_CHUNK_SECONDS,
   DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT,
   ENGINES,
   ENV,
@@ -23,6 +25,12 @@ const environment = z.object({
   [ENV.summarizer]: z.enum(SUMMARIZERS).default('local'),
   [ENV.bedrockModelId]: optional,
   [ENV.transcribeJobPrefix]: z.string().default(''),
+  [ENV.chunkSeconds]: z.coerce
+    .number()
+    .int()
+    .min(CHUNK_SECONDS_RANGE.min)
+    .max(CHUNK_SECONDS_RANGE.max)
+    .default(DEFAULT_CHUNK_SECONDS),
   [ENV.maxActiveJobsPerTenant]: z.coerce.number().int().min(1).default(DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT),
   [ENV.heartbeatVisibilitySeconds]: z.coerce
     .number()
@@ -55,6 +63,8 @@ export interface ServiceConfig {
   bedrockModelId?: string;
   /** Prefix of this deployment's Amazon Transcribe job names. */
   transcribeJobPrefix: string;
+  /** The chunk length local transcribers aim at (CHUNK_SECONDS). */
+  chunkSeconds: number;
   /** The worker's heartbeat and retry pacing (shorter locally, to see retries within a test). */
   timings: { heartbeatVisibilitySeconds: number; retryBaseSeconds: number };
   /** Jobs a tenant may have queued or processing at once. */
@@ -78,6 +88,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     summarizer: values[ENV.summarizer],
     ...(bedrockModelId ? { bedrockModelId } : {}),
     transcribeJobPrefix: values[ENV.transcribeJobPrefix],
+    chunkSeconds: values[ENV.chunkSeconds],
     timings: {
       heartbeatVisibilitySeconds: values[ENV.heartbeatVisibilitySeconds],
       retryBaseSeconds: values[ENV.retryBaseSeconds],

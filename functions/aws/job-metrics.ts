@@ -50,10 +50,12 @@ export function withJobMetrics(jobs: JobStore, settings: { engine?: EngineName }
     listByTenant: (query) => jobs.listByTenant(query),
     markHandedOff: (id, update) => jobs.markHandedOff(id, update),
     extendLease: (id, lease) => jobs.extendLease(id, lease),
-    releaseLease: (id, owner) => jobs.releaseLease(id, owner),
+    releaseLease: (id, owner, dueAt) => jobs.releaseLease(id, owner, dueAt),
     setDue: (id, dueAt, ifDueAt) => jobs.setDue(id, dueAt, ifDueAt),
     listDue: (now, limit) => jobs.listDue(now, limit),
     countActive: (tenantId, atMost) => jobs.countActive(tenantId, atMost),
+    recordPlan: (id, owner, plan) => jobs.recordPlan(id, owner, plan),
+    markChunkDone: (id, index, dueAt) => jobs.markChunkDone(id, index, dueAt),
     async claim(id, lease) {
       const outcome = await jobs.claim(id, lease);
       if (outcome.outcome === 'claimed') claimedAt.set(id, performance.now());

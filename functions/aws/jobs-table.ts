@@ -27,6 +27,7 @@ const ACTIVE_KEYS = (tenantId: string) => ({
 const FINISHED_REMOVES = [
   'leaseExpiresAt',
   'leaseOwner',
+  'chunksDone',
   RESOURCES.jobsTable.dueIndex.sortKey,
   RESOURCES.jobsTable.dueIndex.partitionKey,
   RESOURCES.jobsTable.activeTenantIndex.partitionKey,
@@ -37,9 +38,12 @@ function toJob(item: Record<string, unknown>): Job {
   const {
     [RESOURCES.jobsTable.dueIndex.partitionKey]: _shard,
     [RESOURCES.jobsTable.activeTenantIndex.partitionKey]: _tenant,
+    chunksDone,
     ...job
   } = item;
-  return job as unknown as Job;
+  // DynamoDB keeps the done chunks as a number set.
+  const done = chunksDone instanceof Set ? [...chunksDone].map(Number).sort((a, b) => a - b) : undefined;
+  return { ...job, ...(done ? { chunksDone: done } : {}) } as unknown as Job;
 }
 
 /** Jobs in DynamoDB, one item per job; status changes are conditional updates. */
@@ -161,14 +165,20 @@ export class DynamoJobStore implements JobStore {
     return attempt !== undefined;
   }
 
-  async releaseLease(id: string, owner: string): Promise<boolean> {
+  async releaseLease(id: string, owner: string, dueAt?: Date): Promise<boolean> {
+    // Without an owner, a heartbeat still on its way cannot take the lease back.
     const attempt = await this.conditionalUpdate({
       Key: { id },
-      UpdateExpression: 'SET leaseExpiresAt = :expired',
+      UpdateExpression: `SET leaseExpiresAt = :expired${dueAt ? ', dueAt = :dueAt' : ''} REMOVE leaseOwner`,
       ConditionExpression:
         '#status = :processing AND leaseOwner = :owner AND attribute_not_exists(handedOffAt)',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':processing': 'processing', ':owner': owner, ':expired': 0 },
+      ExpressionAttributeValues: {
+        ':processing': 'processing',
+        ':owner': owner,
+        ':expired': 0,
+        ...(dueAt ? { ':dueAt': dueAt.toISOString() } : {}),
+      },
     });
     return attempt !== undefined;
   }
@@ -224,6 +234,45 @@ export class DynamoJobStore implements JobStore {
       },
     });
     return attempt !== undefined;
+  }
+
+  async recordPlan(
+    id: string,
+    owner: string,
+    plan: { chunks: number; audio_duration_ms: number; dueAt: Date },
+  ): Promise<boolean> {
+    const attempt = await this.conditionalUpdate({
+      Key: { id },
+      UpdateExpression:
+        'SET chunksTotal = :chunks, audio_duration_ms = :duration, dueAt = :dueAt, leaseExpiresAt = :expired REMOVE leaseOwner',
+      ConditionExpression: '#status = :processing AND leaseOwner = :owner',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':processing': 'processing',
+        ':owner': owner,
+        ':chunks': plan.chunks,
+        ':duration': plan.audio_duration_ms,
+        ':dueAt': plan.dueAt.toISOString(),
+        ':expired': 0,
+      },
+    });
+    return attempt !== undefined;
+  }
+
+  async markChunkDone(id: string, index: number, dueAt: Date): Promise<number | undefined> {
+    // A number set: a chunk's second completion adds nothing, so the count is of distinct chunks.
+    const attempt = await this.conditionalUpdate({
+      Key: { id },
+      UpdateExpression: 'ADD chunksDone :index SET dueAt = :dueAt',
+      ConditionExpression: '#status = :processing',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':processing': 'processing',
+        ':index': new Set([index]),
+        ':dueAt': dueAt.toISOString(),
+      },
+    });
+    return attempt && (toJob(attempt).chunksDone?.length ?? 0);
   }
 
   async setDue(id: string, dueAt: Date, ifDueAt?: string): Promise<boolean> {

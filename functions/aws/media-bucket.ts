@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -123,6 +123,30 @@ export class S3MediaStore implements MediaStore {
         'x-amz-tagging': tagging,
       },
     };
+  }
+
+  async putFile(key: string, path: string): Promise<void> {
+    await new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: key, Body: createReadStream(path) },
+    }).done();
+  }
+
+  async putJson(key: string, value: unknown): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: JSON.stringify(value),
+        ContentType: 'application/json',
+      }),
+    );
+  }
+
+  async presignDownload(key: string, expiresInSeconds: number): Promise<string> {
+    return getSignedUrl(this.presigner, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: expiresInSeconds,
+    });
   }
 
   async putResult(key: string, result: TranscriptResult): Promise<void> {

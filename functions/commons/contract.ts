@@ -100,6 +100,8 @@ export type SummarizerName = (typeof SUMMARIZERS)[number];
 export const MEDIA_PREFIXES = {
   audio: 'audio/',
   uploads: 'uploads/',
+  /** A long job's chunks and their results between workers; deleted when the job ends, expired anyway. */
+  work: 'work/',
   results: 'results/',
   transcribeOutput: 'transcribe/',
 } as const;
@@ -111,6 +113,13 @@ export const TRANSCRIBE_OUTPUT_EXPIRATION_DAYS = 7;
 export function audioKey(tenantId: string, jobId: string): string {
   return `${MEDIA_PREFIXES.audio}${tenantId}/${jobId}`;
 }
+
+/** A long job's working file: its plan, a chunk's audio, a chunk's result. */
+export function workKey(tenantId: string, jobId: string, name: string): string {
+  return `${MEDIA_PREFIXES.work}${tenantId}/${jobId}/${name}`;
+}
+/** Working files outlive any job (8 hours at most) by far, in case their cleanup failed. */
+export const WORK_EXPIRATION_DAYS = 2;
 
 /** Where a presigned upload puts its file: under the tenant, named by the upload's reference. */
 export function uploadKey(tenantId: string, audioRef: string): string {
@@ -209,6 +218,7 @@ export const ENV = {
   summarizer: 'SUMMARIZER',
   bedrockModelId: 'BEDROCK_MODEL_ID',
   transcribeJobPrefix: 'TRANSCRIBE_JOB_PREFIX',
+  chunkSeconds: 'CHUNK_SECONDS',
   maxActiveJobsPerTenant: 'MAX_ACTIVE_JOBS_PER_TENANT',
   heartbeatVisibilitySeconds: 'HEARTBEAT_VISIBILITY_SECONDS',
   retryBaseSeconds: 'RETRY_BASE_SECONDS',
@@ -276,6 +286,14 @@ export const BINARY_MEDIA_TYPES = ['multipart/form-data', 'audio/*', 'video/*', 
 
 const count = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
 
+/**
+ * The length local transcribers aim at when they cut long audio into chunks that workers transcribe
+ * apart (a chunk lies between half and twice it, at the quietest stretch; a file up to twice it is one
+ * chunk). Shorter chunks spread a file over more workers at more per-chunk overhead.
+ */
+export const DEFAULT_CHUNK_SECONDS = 60;
+export const CHUNK_SECONDS_RANGE = { min: 10, max: 600 } as const;
+
 /** Lambda's range for an SQS event source's maximum concurrency (ScalingConfig.MaximumConcurrency). */
 export const WORKER_CONCURRENCY_RANGE = { min: 2, max: 1000 } as const;
 
@@ -296,6 +314,9 @@ export const deploymentSettingsSchema = z
     ),
     authorizerCacheSeconds: count(DEFAULT_AUTHORIZER_CACHE_SECONDS).pipe(z.number().max(3600)),
     maxActiveJobsPerTenant: count(DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT).pipe(z.number().min(1)),
+    chunkSeconds: count(DEFAULT_CHUNK_SECONDS).pipe(
+      z.number().min(CHUNK_SECONDS_RANGE.min).max(CHUNK_SECONDS_RANGE.max),
+    ),
     throttlingRateLimit: count(50),
     throttlingBurstLimit: count(100),
     alarmEmail: z.email().optional(),

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 /** Errors that cross the edge of the domain: refused requests and permanent job failures. */
 
 export const REQUEST_ERROR_CODES = [
@@ -84,5 +85,7 @@ export function failureKind(error: unknown): FailureKind {
   const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
   if (typeof cause?.code === 'string') return 'transient';
   if (PROGRAM_ERRORS.some((type) => error instanceof type)) return 'bug';
+  // Data this service wrote itself (a plan, a chunk's result) that fails its schema will not heal on a retry.
+  if (error instanceof z.ZodError) return 'bug';
   return 'transient';
 }

@@ -33,6 +33,9 @@ export interface Job {
   dueAt?: string;
   /** When the job was handed to an asynchronous transcriber (Amazon Transcribe), which finishes it later. */
   handedOffAt?: string;
+  /** A long job cut into chunks: how many, and which are done (by index). */
+  chunksTotal?: number;
+  chunksDone?: number[];
   /** Lower-cased id and custom value, for the console's search. */
   searchText: string;
 }
@@ -130,6 +133,8 @@ export interface JobData {
 
 export interface StatusRecord extends JobData {
   error?: JobError;
+  /** While a long job's chunks are transcribed: how many are done of how many (additive to SPEC). */
+  progress?: { chunks_done: number; chunks_total: number };
   results?: { job_data: JobData; results: TranscriptResult };
 }
 
@@ -173,5 +178,9 @@ export function toStatusRecord(job: Job, result?: TranscriptResult): StatusRecor
   if (job.status === 'completed' && result)
     return { ...jobData, results: { job_data: jobData, results: result } };
   if (job.status === 'error' && job.error) return { ...jobData, error: job.error };
+  if (job.status === 'processing' && job.chunksTotal !== undefined) {
+    const chunks_done = Math.min(job.chunksDone?.length ?? 0, job.chunksTotal);
+    return { ...jobData, progress: { chunks_done, chunks_total: job.chunksTotal } };
+  }
   return jobData;
 }

@@ -20,8 +20,11 @@ export interface JobStore {
   claim(id: string, lease: Lease): Promise<ClaimOutcome>;
   /** Moves the lease of `owner` (and the due time) on; false when the job is no longer its to hold. */
   extendLease(id: string, lease: Lease): Promise<boolean>;
-  /** Ends the lease of `owner` at once, so that a retry may claim the job without waiting. */
-  releaseLease(id: string, owner: string): Promise<boolean>;
+  /**
+   * Ends the lease of `owner` at once, so that a retry may claim the job without waiting; with `dueAt`,
+   * the job is next due then rather than when the lease would have run out.
+   */
+  releaseLease(id: string, owner: string, dueAt?: Date): Promise<boolean>;
   /** processing → completed; false when the job was no longer processing. */
   complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean>;
   /** queued|processing → error; false when the job had already finished. */
@@ -34,6 +37,21 @@ export interface JobStore {
     id: string,
     update: { audio_duration_ms: number; now: Date; deadline: Date; dueAt: Date },
   ): Promise<boolean>;
+  /**
+   * Records that the processing job `owner` holds was cut into `chunks` chunks, each now its own message,
+   * and gives up the lease: the chunks' workers carry the job on, and it is due at `dueAt` unless a chunk
+   * finishes. False when the job is no longer processing or no longer the owner's.
+   */
+  recordPlan(
+    id: string,
+    owner: string,
+    plan: { chunks: number; audio_duration_ms: number; dueAt: Date },
+  ): Promise<boolean>;
+  /**
+   * Records chunk `index` of a processing job as done (a second time changes nothing) and moves its due
+   * time on; answers how many distinct chunks are done, or undefined when the job is no longer processing.
+   */
+  markChunkDone(id: string, index: number, dueAt: Date): Promise<number | undefined>;
   /**
    * Moves the due time of an active job; with `ifDueAt`, only if nobody moved it since it was read, so
    * that one sweep acts on a job once. False when the condition did not hold.
@@ -82,6 +100,11 @@ export interface MediaStore {
   /** Streams audio into the store and answers the number of bytes written. */
   putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<{ bytes: number }>;
   downloadToFile(key: string, path: string): Promise<void>;
+  /** Stores a local file, streamed. */
+  putFile(key: string, path: string): Promise<void>;
+  putJson(key: string, value: unknown): Promise<void>;
+  /** A URL that lets this service's own processes GET the object until it expires (ffmpeg reads audio through it). */
+  presignDownload(key: string, expiresInSeconds: number): Promise<string>;
   /** The size of an object, or undefined when there is none. */
   describe(key: string): Promise<{ bytes: number } | undefined>;
   getTags(key: string): Promise<Record<string, string>>;
@@ -104,6 +127,8 @@ export interface MediaStore {
 /** The queue of jobs to process (SQS on AWS). */
 export interface JobQueue {
   enqueue(jobId: string): Promise<void>;
+  /** A message per chunk of a job, for any worker to transcribe. */
+  enqueueChunks(jobId: string, indexes: number[]): Promise<void>;
   /** Asks for the job to be checked again after a delay (at most 15 minutes, the queue's limit). */
   scheduleCheck(jobId: string, attempt: number, delaySeconds: number): Promise<void>;
 }
@@ -161,12 +186,48 @@ export type AsyncTranscriptionState =
  */
 export interface AsyncTranscriber {
   readonly mode: 'async';
-  /** Checks the audio and hands it off; safe to call again for the same job. */
-  start(input: { job: Job; audioFile: string; workDir: string }): Promise<{ audio_duration_ms: number }>;
+  /** Checks the audio (a presigned URL) and hands it off; safe to call again for the same job. */
+  start(input: { job: Job; audio: string; workDir: string }): Promise<{ audio_duration_ms: number }>;
   poll(job: Job): Promise<AsyncTranscriptionState>;
 }
 
-export type Transcriber = SyncTranscriber | AsyncTranscriber;
+/** How a chunked transcriber cut a job's audio: what every chunk worker and the assembly read again. */
+export interface ChunkPlan {
+  /** How many chunks; each is transcribed on its own, by any worker. */
+  chunks: number;
+  audio_duration_ms: number;
+  /** The transcriber's own record of the cut (JSON): chunk bounds, channels, notes. */
+  details: unknown;
+}
+
+/**
+ * A transcriber whose work spreads over many workers: it cuts the audio into chunks (stored through
+ * `storeChunk` as they are made, so that nothing of the file is held whole), transcribes one chunk at a
+ * time from its stored files into a JSON result, and assembles the results once all are in. A file of
+ * one chunk goes through the same three steps in one worker.
+ */
+export interface ChunkedTranscriber {
+  readonly mode: 'chunked';
+  plan(input: {
+    /** A presigned URL of the job's audio (or a local path). */
+    audio: string;
+    options: JobOptions;
+    workDir: string;
+    /** Keeps chunk `index`'s files (one per channel) until its worker fetches them; awaited before reading on. */
+    storeChunk(index: number, files: string[], last: boolean): Promise<void>;
+  }): Promise<ChunkPlan>;
+  transcribeChunk(input: {
+    plan: ChunkPlan;
+    index: number;
+    /** The chunk's files, as `storeChunk` was given them, fetched into this worker. */
+    files: string[];
+    options: JobOptions;
+    workDir: string;
+  }): Promise<unknown>;
+  assemble(input: { plan: ChunkPlan; results: unknown[]; options: JobOptions }): Promise<Transcription>;
+}
+
+export type Transcriber = SyncTranscriber | AsyncTranscriber | ChunkedTranscriber;
 
 export interface SummaryRequest {
   tldr: boolean;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, extname, join } from 'node:path';
+import { z } from 'zod';
 import {
   ASYNC_CHECK_INTERVAL_SECONDS,
   ASYNC_DEADLINE_MS,
@@ -9,12 +10,15 @@ import {
   MAX_RETRY_DELAY_SECONDS,
   RETRY_BASE_SECONDS,
   resultKey,
+  workKey,
 } from '#commons/contract';
 import { failureKind, type JobError, JobFailure } from './errors.ts';
 import type { Job } from './job.ts';
 import type { WorkerMessage } from './messages.ts';
 import type {
   AudioFetcher,
+  ChunkedTranscriber,
+  ChunkPlan,
   Clock,
   JobQueue,
   JobStore,
@@ -41,6 +45,15 @@ export const DEFAULT_TIMINGS: WorkerTimings = {
 /** A job handed off is due (its chain of checks is considered broken) this long after its last check. */
 export const CHECK_DUE_MS = 2 * ASYNC_CHECK_INTERVAL_SECONDS * 1000;
 
+/**
+ * A job cut into chunks is due (the sweeper sends its missing chunks again) when none finished for this
+ * long: far longer than a chunk takes, retries included, so that a busy queue is not flooded with copies.
+ */
+export const CHUNKS_DUE_MS = 30 * 60_000;
+
+/** How long the presigned URL of a job's audio lets the transcriber read it (planning takes minutes). */
+const AUDIO_URL_SECONDS = 3600;
+
 export interface ProcessDeps {
   jobs: JobStore;
   media: MediaStore;
@@ -66,6 +79,10 @@ export type ProcessOutcome =
   | 'failed'
   | 'started'
   | 'waiting'
+  /** The audio was cut into chunks, each now its own message. */
+  | 'fanned-out'
+  /** One chunk was transcribed; others are not yet. */
+  | 'chunk-done'
   /** Nothing to do: the job is finished, missing, or not handed off. */
   | 'skipped'
   /** Another worker holds the job; its own message covers it, so this one is dropped. */
@@ -108,6 +125,7 @@ export async function handleWorkerMessage(
   try {
     await heartbeat.start();
     if (message.kind === 'process') return await processJob(deps, message.jobId, heartbeat);
+    if (message.kind === 'chunk') return await processChunk(deps, message.jobId, message.index, heartbeat);
     return await checkHandedOff(deps, message.jobId, message.kind === 'check' ? message.attempt : undefined);
   } catch (error) {
     heartbeat.stop();
@@ -178,17 +196,35 @@ function newLease(deps: ProcessDeps, owner: string): Lease {
   };
 }
 
-/** Claims a queued job, fetches its audio and transcribes it, or hands it to an asynchronous transcriber. */
-async function processJob(deps: ProcessDeps, jobId: string, heartbeat: Heartbeat): Promise<WorkerResult> {
+/** Claims a queued job and transcribes it, hands it to an asynchronous transcriber, or cuts it into chunks. */
+function processJob(deps: ProcessDeps, jobId: string, heartbeat: Heartbeat): Promise<WorkerResult> {
+  return underLease(deps, jobId, heartbeat, 'drop', (job, owner) => runJob(deps, job, owner));
+}
+
+/**
+ * Claims the job and runs `work` holding its lease. Input that can never succeed and bugs end the job;
+ * a transient failure gives the lease up for the retry. A job another worker holds is dropped (its own
+ * message covers it) or, with `retry`, thrown back for a later attempt.
+ */
+async function underLease(
+  deps: ProcessDeps,
+  jobId: string,
+  heartbeat: Heartbeat,
+  whenLeased: 'drop' | 'retry',
+  work: (job: Job, owner: string) => Promise<ProcessOutcome>,
+): Promise<WorkerResult> {
   const owner = randomUUID();
   const claim = await deps.jobs.claim(jobId, newLease(deps, owner));
   if (claim.outcome === 'missing' || claim.outcome === 'finished') return { outcome: 'skipped' };
-  if (claim.outcome === 'leased') return { outcome: 'busy' };
+  if (claim.outcome === 'leased') {
+    if (whenLeased === 'drop') return { outcome: 'busy' };
+    throw new Error(`Job ${jobId} is held by another worker; trying again later.`);
+  }
 
   const { job } = claim;
   heartbeat.hold(job.id, owner);
   try {
-    return { outcome: await transcribe(deps, job) };
+    return { outcome: await work(job, owner) };
   } catch (error) {
     const settled = await settleFailure(deps, job, error);
     if (settled) return settled;
@@ -201,23 +237,32 @@ async function processJob(deps: ProcessDeps, jobId: string, heartbeat: Heartbeat
   }
 }
 
-async function transcribe(deps: ProcessDeps, job: Job): Promise<ProcessOutcome> {
+async function runJob(deps: ProcessDeps, job: Job, owner: string): Promise<ProcessOutcome> {
+  const { transcriber } = deps;
+  if (job.chunksTotal !== undefined) {
+    // Cut before: its chunks were queued before the plan was recorded, and their workers carry it on.
+    if (transcriber.mode !== 'chunked') throw new Error('A job cut into chunks needs a chunked transcriber.');
+    return resumeChunked(deps, transcriber, job, owner);
+  }
+  // A job submitted by address has its audio fetched into the store once; a retry finds it there.
+  if (job.audioUrl && !(await deps.media.describe(job.audioKey))) {
+    const url = job.audioUrl;
+    await deps.fetcher.fetchInto(url, (body) => deps.media.putAudio(job.audioKey, body));
+  }
   const workDir = await mkdtemp(join(tmpdir(), 'job-'));
   try {
-    const audioFile = join(workDir, 'input');
-    // A job submitted by address has its audio fetched into the store once; a retry finds it there.
-    if (job.audioUrl && !(await deps.media.describe(job.audioKey))) {
-      const url = job.audioUrl;
-      await deps.fetcher.fetchInto(url, (body) => deps.media.putAudio(job.audioKey, body));
-    }
-    await deps.media.downloadToFile(job.audioKey, audioFile);
-    const { transcriber } = deps;
     if (transcriber.mode === 'sync') {
+      const audioFile = join(workDir, 'input');
+      await deps.media.downloadToFile(job.audioKey, audioFile);
       const transcription = await transcriber.transcribe({ audioFile, workDir, options: job.options });
       // Awaited here: the cleanup below must not leave a rejection unobserved while it runs.
       return await finish(deps, job, transcription);
     }
-    const started = await transcriber.start({ job, audioFile, workDir });
+    // Read where it is stored, through a URL: nothing of the file needs to be on this worker's disk.
+    const audio = await deps.media.presignDownload(job.audioKey, AUDIO_URL_SECONDS);
+    if (transcriber.mode === 'chunked')
+      return await planChunks(deps, transcriber, job, owner, audio, workDir);
+    const started = await transcriber.start({ job, audio, workDir });
     const now = deps.clock();
     await deps.jobs.markHandedOff(job.id, {
       audio_duration_ms: started.audio_duration_ms,
@@ -230,6 +275,211 @@ async function transcribe(deps: ProcessDeps, job: Job): Promise<ProcessOutcome> 
     return 'started';
   } finally {
     await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** What the workers of a job's chunks read: the transcriber's plan and how many files each chunk has. */
+const chunkManifest = z.object({
+  plan: z.object({
+    chunks: z.number().int().positive(),
+    audio_duration_ms: z.number(),
+    details: z.unknown(),
+  }),
+  files: z.array(z.array(z.string())),
+});
+type ChunkManifest = z.infer<typeof chunkManifest>;
+
+const MANIFEST_FILE = 'plan.json';
+const chunkResultFile = (index: number) => `result-${index}.json`;
+
+/**
+ * Cuts the audio into chunks, stores them, and queues a message for each: any free worker transcribes
+ * one. A file of one chunk is transcribed here at once, without storing anything. The messages are
+ * sent before the plan is recorded, so that a job whose plan is recorded always has its chunks queued;
+ * a worker that dies before leaves the job to be planned again, which cuts the same chunks.
+ */
+async function planChunks(
+  deps: ProcessDeps,
+  transcriber: ChunkedTranscriber,
+  job: Job,
+  owner: string,
+  audio: string,
+  workDir: string,
+): Promise<ProcessOutcome> {
+  const { options } = job;
+  const files: string[][] = [];
+  let kept: string[] | undefined;
+  let plan: ChunkPlan;
+  try {
+    plan = await transcriber.plan({
+      audio,
+      options,
+      workDir,
+      storeChunk: async (index, paths, last) => {
+        if (index === 0 && last) {
+          kept = paths;
+          return;
+        }
+        const names = paths.map((path, n) => `chunk-${index}-${n}${extname(path)}`);
+        await Promise.all(
+          paths.map((path, n) => deps.media.putFile(workKey(job.tenantId, job.id, names[n] ?? ''), path)),
+        );
+        await Promise.all(paths.map((path) => rm(path, { force: true })));
+        files[index] = names;
+      },
+    });
+  } catch (error) {
+    // Audio that turned out too long, or undecodable past some point, leaves nothing behind.
+    await removeWorkFiles(deps, job, files.flat());
+    throw error;
+  }
+  if (plan.chunks === 1 && kept) {
+    const result = await transcriber.transcribeChunk({ plan, index: 0, files: kept, options, workDir });
+    return finish(deps, job, await transcriber.assemble({ plan, results: [result], options }));
+  }
+  const manifest: ChunkManifest = { plan: { ...plan, details: plan.details ?? null }, files };
+  await deps.media.putJson(workKey(job.tenantId, job.id, MANIFEST_FILE), manifest);
+  await deps.queue.enqueueChunks(
+    job.id,
+    Array.from({ length: plan.chunks }, (_, index) => index),
+  );
+  const dueAt = new Date(deps.clock().getTime() + CHUNKS_DUE_MS);
+  await deps.jobs.recordPlan(job.id, owner, {
+    chunks: plan.chunks,
+    audio_duration_ms: plan.audio_duration_ms,
+    dueAt,
+  });
+  return 'fanned-out';
+}
+
+/**
+ * A start message for a job already cut into chunks (a duplicate, or the sweeper's once every chunk was
+ * done): assembles it if every chunk is done, else leaves it to its chunks' workers.
+ */
+async function resumeChunked(
+  deps: ProcessDeps,
+  transcriber: ChunkedTranscriber,
+  job: Job,
+  owner: string,
+): Promise<ProcessOutcome> {
+  if ((job.chunksDone?.length ?? 0) >= (job.chunksTotal ?? 0)) return assembleChunks(deps, transcriber, job);
+  await deps.jobs.releaseLease(job.id, owner, new Date(deps.clock().getTime() + CHUNKS_DUE_MS));
+  return 'skipped';
+}
+
+/**
+ * Transcribes one chunk of a job, once: a chunk already done is not transcribed again. The worker whose
+ * chunk is the last to be done assembles the job, holding its lease so that only one does.
+ */
+async function processChunk(
+  deps: ProcessDeps,
+  jobId: string,
+  index: number,
+  heartbeat: Heartbeat,
+): Promise<WorkerResult> {
+  const { transcriber } = deps;
+  const job = await deps.jobs.get(jobId);
+  if (job?.status !== 'processing' || transcriber.mode !== 'chunked') return { outcome: 'skipped' };
+  let done = job.chunksDone?.length ?? 0;
+  let chunks: number;
+  try {
+    const manifest = await readManifest(deps, job);
+    chunks = manifest.plan.chunks;
+    const names = manifest.files[index];
+    if (!names) throw new RangeError(`Job ${job.id} has no chunk ${index}.`);
+    if (!job.chunksDone?.includes(index)) {
+      const result = await transcribeStoredChunk(deps, transcriber, job, manifest.plan, index, names);
+      await deps.media.putJson(workKey(job.tenantId, job.id, chunkResultFile(index)), result);
+      const dueAt = new Date(deps.clock().getTime() + CHUNKS_DUE_MS);
+      const count = await deps.jobs.markChunkDone(job.id, index, dueAt);
+      if (count === undefined) return { outcome: 'skipped' }; // The job ended meanwhile.
+      done = count;
+    }
+  } catch (error) {
+    const settled = await settleFailure(deps, job, error);
+    if (settled) return settled;
+    throw error;
+  }
+  if (done < chunks) return { outcome: 'chunk-done' };
+  // If a worker holds the job (planning still, or assembling already), this message comes back later.
+  return underLease(deps, job.id, heartbeat, 'retry', (claimed) =>
+    assembleChunks(deps, transcriber, claimed),
+  );
+}
+
+async function transcribeStoredChunk(
+  deps: ProcessDeps,
+  transcriber: ChunkedTranscriber,
+  job: Job,
+  plan: ChunkPlan,
+  index: number,
+  names: string[],
+): Promise<unknown> {
+  const workDir = await mkdtemp(join(tmpdir(), 'chunk-'));
+  try {
+    const files = names.map((name) => join(workDir, basename(name)));
+    await Promise.all(
+      names.map((name, n) => deps.media.downloadToFile(workKey(job.tenantId, job.id, name), files[n] ?? '')),
+    );
+    return await transcriber.transcribeChunk({ plan, index, files, options: job.options, workDir });
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Reads every chunk's result, assembles the transcription, finishes the job and removes its working files. */
+async function assembleChunks(
+  deps: ProcessDeps,
+  transcriber: ChunkedTranscriber,
+  job: Job,
+): Promise<ProcessOutcome> {
+  const manifest = await readManifest(deps, job);
+  const { plan } = manifest;
+  const results: unknown[] = [];
+  for (let first = 0; first < plan.chunks; first += STORE_CALLS_AT_ONCE) {
+    const indexes = Array.from(
+      { length: Math.min(STORE_CALLS_AT_ONCE, plan.chunks - first) },
+      (_, i) => first + i,
+    );
+    results.push(
+      ...(await Promise.all(
+        indexes.map((index) => deps.media.readJson(workKey(job.tenantId, job.id, chunkResultFile(index)))),
+      )),
+    );
+  }
+  const outcome = await finish(
+    deps,
+    job,
+    await transcriber.assemble({ plan, results, options: job.options }),
+  );
+  await removeWorkFiles(deps, job, workFiles(manifest));
+  return outcome;
+}
+
+/** Reads and deletes of working files in flight at once: a four-hour file has a few hundred. */
+const STORE_CALLS_AT_ONCE = 16;
+
+async function readManifest(deps: ProcessDeps, job: Job): Promise<ChunkManifest> {
+  return chunkManifest.parse(await deps.media.readJson(workKey(job.tenantId, job.id, MANIFEST_FILE)));
+}
+
+/** A job's working files: its plan, its chunks' audio and their results. */
+function workFiles(manifest: ChunkManifest): string[] {
+  return [
+    MANIFEST_FILE,
+    ...manifest.files.flat(),
+    ...Array.from({ length: manifest.plan.chunks }, (_, index) => chunkResultFile(index)),
+  ];
+}
+
+/** Best effort, a few at a time: the bucket's lifecycle rule removes what is left behind. */
+async function removeWorkFiles(deps: ProcessDeps, job: Job, names: string[]): Promise<void> {
+  for (let first = 0; first < names.length; first += STORE_CALLS_AT_ONCE) {
+    await Promise.allSettled(
+      names
+        .slice(first, first + STORE_CALLS_AT_ONCE)
+        .map((name) => deps.media.delete(workKey(job.tenantId, job.id, name))),
+    );
   }
 }
 
@@ -300,9 +550,11 @@ async function settleFailure(deps: ProcessDeps, job: Job, error: unknown): Promi
 }
 
 /** Called for a message that exhausted its deliveries: the job must not stay queued or processing. */
-export async function failAbandonedJob(jobs: JobStore, jobId: string): Promise<boolean> {
-  return jobs.fail(jobId, {
+export async function failAbandonedJob(jobs: JobStore, message: WorkerMessage): Promise<boolean> {
+  const what =
+    message.kind === 'chunk' ? `Transcribing part ${message.index + 1} of the audio` : 'Transcription';
+  return jobs.fail(message.jobId, {
     code: 'transcription_failed',
-    message: 'Transcription failed repeatedly; the job was given up.',
+    message: `${what} failed repeatedly; the job was given up.`,
   });
 }

@@ -1,7 +1,7 @@
 import { ASYNC_CHECK_INTERVAL_SECONDS, JOB_DEADLINE_MS, QUEUED_DUE_MS } from '#commons/contract';
 import { type Job, jobDeadline } from './job.ts';
 import type { Clock, JobQueue, JobStore } from './ports.ts';
-import { CHECK_DUE_MS } from './process-job.ts';
+import { CHECK_DUE_MS, CHUNKS_DUE_MS } from './process-job.ts';
 
 export interface SweepDeps {
   jobs: JobStore;
@@ -14,6 +14,8 @@ export interface SweepReport {
   requeued: string[];
   /** Checks sent for jobs handed off whose chain of checks broke. */
   checked: string[];
+  /** Jobs cut into chunks whose missing chunks were sent again (or, all done, whose assembly was). */
+  rechunked: string[];
   /** Jobs past their deadline, ended in error. */
   failed: string[];
 }
@@ -24,13 +26,13 @@ const SWEEP_LIMIT = 200;
 /**
  * Finds the active jobs that nothing moved when something should have (their due time passed) and
  * moves them: a queued job gets its start message again (the first was never sent, or lost), a job
- * whose worker died gets a start message for another worker, a job handed off gets a check, and a job
- * past its deadline ends in error. Each move is conditional on the due time read, so that concurrent
+ * whose worker died gets a start message for another worker, a job handed off gets a check, a job cut
+ * into chunks gets its missing chunks' messages again, and a job past its deadline ends in error. Each move is conditional on the due time read, so that concurrent
  * sweeps act once; duplicate messages are harmless because claims are conditional.
  */
 export async function sweepJobs(deps: SweepDeps): Promise<SweepReport> {
   const now = deps.clock();
-  const report: SweepReport = { requeued: [], checked: [], failed: [] };
+  const report: SweepReport = { requeued: [], checked: [], rechunked: [], failed: [] };
   for (const job of await deps.jobs.listDue(now, SWEEP_LIMIT)) {
     if (now.getTime() >= jobDeadline(job).getTime()) {
       const hours = JOB_DEADLINE_MS / 3_600_000;
@@ -49,6 +51,11 @@ export async function sweepJobs(deps: SweepDeps): Promise<SweepReport> {
     } else if (action.kind === 'start') {
       await deps.queue.enqueue(job.id);
       report.requeued.push(job.id);
+    } else if (action.kind === 'chunks') {
+      // Every chunk done but nobody assembled: a start message finds that and assembles.
+      if (action.missing.length === 0) await deps.queue.enqueue(job.id);
+      else await deps.queue.enqueueChunks(job.id, action.missing);
+      report.rechunked.push(job.id);
     }
   }
   return report;
@@ -57,6 +64,7 @@ export async function sweepJobs(deps: SweepDeps): Promise<SweepReport> {
 type Action =
   | { kind: 'start'; dueAt: Date }
   | { kind: 'check'; attempt: number; dueAt: Date }
+  | { kind: 'chunks'; missing: number[]; dueAt: Date }
   | { kind: 'wait'; dueAt: Date };
 
 function nextAction(job: Job, now: Date): Action {
@@ -68,5 +76,10 @@ function nextAction(job: Job, now: Date): Action {
   const leaseRunning = job.status === 'processing' && (job.leaseExpiresAt ?? 0) > now.getTime();
   // A live worker's heartbeats move the due time on; should one lag, look again when its lease ends.
   if (leaseRunning) return { kind: 'wait', dueAt: new Date(job.leaseExpiresAt ?? now.getTime()) };
+  if (job.status === 'processing' && job.chunksTotal !== undefined) {
+    const done = new Set(job.chunksDone ?? []);
+    const missing = Array.from({ length: job.chunksTotal }, (_, index) => index).filter((i) => !done.has(i));
+    return { kind: 'chunks', missing, dueAt: new Date(now.getTime() + CHUNKS_DUE_MS) };
+  }
   return { kind: 'start', dueAt: new Date(now.getTime() + QUEUED_DUE_MS) };
 }

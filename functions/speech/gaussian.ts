@@ -1,5 +1,3 @@
-import { CholeskyDecomposition, Matrix } from 'ml-matrix';
-
 /**
  * Sufficient statistics of a set of feature frames (count, sums, sums of products), from which the
  * full-covariance Gaussian that fits them follows; two sets combine by adding their statistics.
@@ -30,6 +28,58 @@ export class GaussianStats {
     }
   }
 
+  /**
+   * The same statistics as the mean and the centred sums of products (upper triangle, row by row): raw sums
+   * of products are large and nearly cancel when the covariance is taken, centred ones keep their precision
+   * in few digits.
+   */
+  moments(): { mean: Float64Array; scatter: Float64Array } {
+    const d = this.dimension;
+    const n = Math.max(1, this.count);
+    const mean = this.sum.map((sum) => sum / n);
+    const scatter = new Float64Array(triangleSize(d));
+    let k = 0;
+    for (let i = 0; i < d; i++) {
+      for (let j = i; j < d; j++) {
+        scatter[k++] = (this.products[i * d + j] ?? 0) - (this.sum[i] ?? 0) * (mean[j] ?? 0);
+      }
+    }
+    return { mean, scatter };
+  }
+
+  static fromMoments(count: number, mean: ArrayLike<number>, scatter: ArrayLike<number>): GaussianStats {
+    const d = mean.length;
+    const stats = new GaussianStats(d);
+    stats.count = count;
+    let k = 0;
+    for (let i = 0; i < d; i++) {
+      stats.sum[i] = count * (mean[i] ?? 0);
+      for (let j = i; j < d; j++) {
+        stats.products[i * d + j] = (scatter[k++] ?? 0) + count * (mean[i] ?? 0) * (mean[j] ?? 0);
+      }
+    }
+    return stats;
+  }
+
+  /** The statistics of the same frames after each coefficient x_k becomes (x_k − shift_k) · scale_k. */
+  standardised(shift: ArrayLike<number>, scale: ArrayLike<number>): GaussianStats {
+    const d = this.dimension;
+    const n = this.count;
+    const result = new GaussianStats(d);
+    result.count = n;
+    for (let i = 0; i < d; i++) {
+      const si = this.sum[i] ?? 0;
+      const ai = shift[i] ?? 0;
+      result.sum[i] = (scale[i] ?? 1) * (si - n * ai);
+      for (let j = i; j < d; j++) {
+        const aj = shift[j] ?? 0;
+        const centred = (this.products[i * d + j] ?? 0) - ai * (this.sum[j] ?? 0) - aj * si + n * ai * aj;
+        result.products[i * d + j] = (scale[i] ?? 1) * (scale[j] ?? 1) * centred;
+      }
+    }
+    return result;
+  }
+
   plus(other: GaussianStats): GaussianStats {
     const total = new GaussianStats(this.dimension);
     total.count = this.count + other.count;
@@ -49,28 +99,57 @@ export class GaussianStats {
     if (this.cachedLogDet?.ridge === ridge) return this.cachedLogDet.value;
     const d = this.dimension;
     const n = Math.max(1, this.count);
-    const covariance = new Matrix(d, d);
+    const covariance = new Float64Array(d * d);
     for (let i = 0; i < d; i++) {
       for (let j = i; j < d; j++) {
         const value =
           (this.products[i * d + j] ?? 0) / n -
           ((this.sum[i] ?? 0) / n) * ((this.sum[j] ?? 0) / n) +
           (i === j ? ridge : 0);
-        covariance.set(i, j, value);
-        covariance.set(j, i, value);
+        covariance[i * d + j] = value;
+        covariance[j * d + i] = value;
       }
     }
-    const lower = new CholeskyDecomposition(covariance).lowerTriangularMatrix;
-    let value = 0;
-    for (let i = 0; i < d; i++) value += 2 * Math.log(Math.max(lower.get(i, i), Number.MIN_VALUE));
+    const value = logDetOfCholesky(covariance, d);
     this.cachedLogDet = { ridge, value };
     return value;
   }
 }
 
+/**
+ * Log-determinant of a symmetric matrix (row-major) from its Cholesky factor L: 2 Σ log L_jj, with the
+ * Cholesky–Banachiewicz order of ml-matrix's `CholeskyDecomposition` (the same figures to the last bit).
+ * Written out because clustering computes about n²/2 of these for n segments, and a library matrix
+ * object per call cost twenty times the arithmetic.
+ */
+function logDetOfCholesky(matrix: Float64Array, d: number): number {
+  const lower = new Float64Array(d * d);
+  let value = 0;
+  for (let j = 0; j < d; j++) {
+    let squares = 0;
+    for (let k = 0; k < j; k++) {
+      let s = 0;
+      for (let i = 0; i < k; i++) s += (lower[k * d + i] ?? 0) * (lower[j * d + i] ?? 0);
+      s = ((matrix[j * d + k] ?? 0) - s) / (lower[k * d + k] ?? 0);
+      lower[j * d + k] = s;
+      squares = squares + s * s;
+    }
+    // Not positive definite (a degenerate set of frames): the factor's diagonal stops at 0.
+    const diagonal = Math.sqrt(Math.max((matrix[j * d + j] ?? 0) - squares, 0));
+    lower[j * d + j] = diagonal;
+    value += 2 * Math.log(Math.max(diagonal, Number.MIN_VALUE));
+  }
+  return value;
+}
+
+/** Entries of the upper triangle (with the diagonal) of a square matrix of this dimension. */
+export function triangleSize(dimension: number): number {
+  return (dimension * (dimension + 1)) / 2;
+}
+
 /** Free parameters of a full-covariance Gaussian: the mean and the upper triangle of the covariance. */
 export function gaussianParameters(dimension: number): number {
-  return dimension + (dimension * (dimension + 1)) / 2;
+  return dimension + triangleSize(dimension);
 }
 
 /**

@@ -1,125 +1,264 @@
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { z } from 'zod';
+import { DEFAULT_CHUNK_SECONDS } from '#commons/contract';
 import type { JobOptions } from '#core/options';
-import type { SyncTranscriber, Transcription } from '#core/ports';
+import type { ChunkedTranscriber, ChunkPlan, Transcription } from '#core/ports';
 import { assembleTranscript, type TimedWord } from '#core/result';
-import { MAX_CHUNK_MS, planChunks } from './chunks.ts';
-import { BicDiarizer, type Diarizer, speakerAt } from './diarization.ts';
-import { decodeToWav, dualChannelSelection, probeMedia } from './media.ts';
+import { type ChunkBounds, ChunkCutter, type CutSettings, ownsWord, planPieces } from './chunks.ts';
+import { type ChunkVoices, clusterVoices, gatherVoices, parseChunkVoices, speakerAt } from './diarization.ts';
+import { checkDecodedLength, decodePcm, dualChannelSelection, PCM_SAMPLE_RATE, probeMedia } from './media.ts';
 import { punctuateWords } from './punctuation.ts';
 import type { Recognizer } from './recognizer.ts';
 import { detectSpeech, keepWordsInSpeech, type SpeechRegion } from './vad.ts';
 import { detectVoicing, keepVoicedWords } from './voicing.ts';
-import { wavDurationMs, writeWavSlice } from './wav.ts';
+import { wavDurationMs, writeWav, writeWavSlice } from './wav.ts';
+
+/**
+ * Where long audio is cut into chunks that workers transcribe apart: between half and twice `seconds`,
+ * at the quietest stretch, with a quarter second of the neighbours' audio each side to hear a word at a
+ * cut whole.
+ */
+export function cutAround(seconds: number): CutSettings {
+  const targetMs = seconds * 1000;
+  return { minMs: targetMs / 2, targetMs, maxMs: 2 * targetMs, edgeMs: 250 };
+}
+
+export const DEFAULT_CUT = cutAround(DEFAULT_CHUNK_SECONDS);
 
 export interface LocalTranscriberSettings {
-  /** Recogniser processes at once, over all channels and chunks of a job. */
+  /** Recognizer processes at once in one worker, over the channels and pieces of a chunk. */
   parallelism?: number;
-  /** Audio longer than this is decoded as chunks cut at silences. */
-  chunkAboveMs?: number;
-  /** Who spoke when, with `speaker_diarization`: the classical `BicDiarizer` unless another is given. */
-  diarizer?: Diarizer;
+  /** Where chunks are cut (tests and the benchmark tune it). */
+  cut?: CutSettings;
+}
+
+/** The plan's details: where each chunk lies, and what the audio was. */
+const planDetails = z.object({
+  chunks: z.array(
+    z.object({ startMs: z.number(), endMs: z.number(), ownStartMs: z.number(), ownEndMs: z.number() }),
+  ),
+  /** The job's channels as transcribed: 1, or 2 for a dual-channel job. */
+  channels: z.number().int().min(1).max(2),
+  notes: z.array(z.string()),
+});
+type PlanDetails = z.infer<typeof planDetails>;
+
+/** What a chunk worker hands on, per channel: the words the chunk owns (file time) and, to tell speakers apart, its voices. */
+interface ChunkResult {
+  channels: { words: TimedWord[]; voices?: ChunkVoices }[];
+}
+
+/** A chunk's result as read back from the store: checked, since another worker (or version) wrote it. */
+const chunkResult = z.object({
+  channels: z.array(
+    z.object({
+      words: z.array(
+        z.object({
+          text: z.string(),
+          startMs: z.number(),
+          endMs: z.number(),
+          confidence: z.number(),
+          channel: z.number().int().optional(),
+        }),
+      ),
+      voices: z.unknown().optional(),
+    }),
+  ),
+});
+
+function parseChunkResult(value: unknown): ChunkResult {
+  const { channels } = chunkResult.parse(value);
+  return {
+    channels: channels.map(({ words, voices }) => ({
+      words,
+      ...(voices !== undefined ? { voices: parseChunkVoices(voices) } : {}),
+    })),
+  };
 }
 
 /**
- * The offline pipeline around a recognizer: probe, decode (per channel for dual-channel jobs), find
- * speech (voice activity over the whole file: a channel without any is not recognised at all, since
- * recognisers invent words in noise, tones and music), recognise (long audio as silence-split chunks in
- * parallel), drop words outside speech or without voiced audio, tell speakers apart, punctuate, and
- * assemble the result.
+ * The offline transcriber around a recognizer, in three steps that may run in different workers.
+ * `plan`: probe, then decode as a stream (per channel for dual-channel jobs) and cut it at silences into
+ * chunks of 30–120 s. `transcribeChunk`: find speech (voice activity: a chunk without any is not
+ * recognised at all, since recognisers invent words in noise, tones and music), recognise it in pieces of
+ * at most 30 s in parallel, drop words outside speech or without voiced audio, and gather the statistics
+ * of its voices. `assemble`: keep each word once (the chunk that owns its middle), punctuate, cluster the
+ * voices of all chunks once, and build the result.
  */
-export class LocalTranscriber implements SyncTranscriber {
-  readonly mode = 'sync';
+export class LocalTranscriber implements ChunkedTranscriber {
+  readonly mode = 'chunked';
   private readonly limit: LimitFunction;
-  private readonly chunkAboveMs: number;
-  private readonly diarizer: Diarizer;
+  private readonly cut: CutSettings;
 
   constructor(
     private readonly recognizer: Recognizer,
     settings: LocalTranscriberSettings = {},
   ) {
     this.limit = pLimit(settings.parallelism ?? availableParallelism());
-    this.chunkAboveMs = settings.chunkAboveMs ?? 2 * MAX_CHUNK_MS;
-    this.diarizer = settings.diarizer ?? new BicDiarizer();
+    this.cut = settings.cut ?? DEFAULT_CUT;
   }
 
+  async plan(input: {
+    audio: string;
+    options: JobOptions;
+    workDir: string;
+    storeChunk(index: number, files: string[], last: boolean): Promise<void>;
+  }): Promise<ChunkPlan> {
+    const media = await probeMedia(input.audio);
+    const selection = input.options.dual_channel ? dualChannelSelection(media) : undefined;
+    const decoded = decodePcm(input.audio, selection?.channels);
+    const chunks: ChunkBounds[] = [];
+    const cutter = new ChunkCutter(
+      decoded.channels,
+      PCM_SAMPLE_RATE,
+      this.cut,
+      async (index, bounds, audio, last) => {
+        chunks.push(bounds);
+        const files = await Promise.all(
+          audio.map(async (samples, channel) => {
+            const file = join(input.workDir, `chunk-${index}-${channel}.wav`);
+            await writeWav(file, samples, PCM_SAMPLE_RATE);
+            return file;
+          }),
+        );
+        await input.storeChunk(index, files, last);
+      },
+    );
+    let durationMs: number;
+    try {
+      for await (const data of decoded.pcm) await cutter.push(data as Buffer);
+      await decoded.done;
+      durationMs = await cutter.end();
+    } catch (error) {
+      decoded.stop();
+      throw error;
+    }
+    checkDecodedLength(durationMs);
+    const details: PlanDetails = { chunks, channels: decoded.channels, notes: selection?.notes ?? [] };
+    return { chunks: chunks.length, audio_duration_ms: durationMs, details };
+  }
+
+  async transcribeChunk(input: {
+    plan: ChunkPlan;
+    index: number;
+    files: string[];
+    options: JobOptions;
+    workDir: string;
+  }): Promise<ChunkResult> {
+    const details = planDetails.parse(input.plan.details);
+    const bounds = details.chunks[input.index];
+    if (!bounds) throw new Error(`The plan has no chunk ${input.index}.`);
+    const channels = await Promise.all(
+      input.files.map(async (wavFile, channelIndex) => {
+        const regions = await detectSpeech(wavFile);
+        if (regions.length === 0) return { words: [] };
+        const chunkMs = await wavDurationMs(wavFile);
+        const [heard, voicing] = await Promise.all([
+          this.recognizePieces(wavFile, planPieces(regions, chunkMs), input.workDir),
+          detectVoicing(wavFile),
+        ]);
+        const channel = details.channels > 1 ? channelIndex + 1 : undefined;
+        const words = keepVoicedWords(keepWordsInSpeech(heard, regions), voicing)
+          .map((word) => ({
+            ...word,
+            startMs: word.startMs + bounds.startMs,
+            endMs: word.endMs + bounds.startMs,
+            ...(channel !== undefined ? { channel } : {}),
+          }))
+          .filter((word) => ownsWord(bounds, word));
+        if (!input.options.speaker_diarization) return { words };
+        // Only the speech of the part this chunk owns: the edges belong to its neighbours.
+        const owned = ownRegions(regions, bounds);
+        const voices = await gatherVoices({ wavFile, regions: owned, voicing, offsetMs: bounds.startMs });
+        return { words, voices };
+      }),
+    );
+    return { channels };
+  }
+
+  async assemble(input: {
+    plan: ChunkPlan;
+    results: unknown[];
+    options: JobOptions;
+  }): Promise<Transcription> {
+    const { options } = input;
+    const details = planDetails.parse(input.plan.details);
+    const results = input.results.map(parseChunkResult);
+    const words: TimedWord[] = [];
+    for (let channel = 0; channel < details.channels; channel++) {
+      const heard = results
+        .flatMap((result) => result.channels[channel]?.words ?? [])
+        .sort((a, b) => a.startMs - b.startMs);
+      const punctuated = punctuateWords(heard, options.punctuate);
+      const voices = results.map((result) => result.channels[channel]?.voices).filter((v) => v !== undefined);
+      const segments =
+        options.speaker_diarization && voices.length > 0
+          ? clusterVoices(voices, { speakersExpected: options.speakers_expected })
+          : undefined;
+      const number = details.channels > 1 ? channel + 1 : undefined;
+      for (const word of punctuated) {
+        const voice = segments && speakerAt(segments, word.startMs, word.endMs);
+        // Voices are told apart within a channel: the same number on two channels is two speakers.
+        words.push({ ...word, ...(voice !== undefined ? { speakerLabel: `${number ?? 0}:${voice}` } : {}) });
+      }
+    }
+    return {
+      ...assembleTranscript(words),
+      audio_duration_ms: input.plan.audio_duration_ms,
+      engine: this.recognizer.name,
+      ...(details.notes.length ? { notes: details.notes } : {}),
+    };
+  }
+
+  /**
+   * All three steps in this process, chunks one after another: what one worker does with a file of one
+   * chunk, and what the evaluation and the benchmark run to compare with the fanned-out service.
+   */
   async transcribe(input: {
     audioFile: string;
     workDir: string;
     options: JobOptions;
   }): Promise<Transcription> {
-    const { options } = input;
-    const media = await probeMedia(input.audioFile);
-    const selection = options.dual_channel ? dualChannelSelection(media) : undefined;
-    const channels = selection?.channels;
-    const notes = selection?.notes ?? [];
-
-    const wavFiles = await decodeToWav(input.audioFile, input.workDir, channels);
-    const audioDurationMs = Math.max(...(await Promise.all(wavFiles.map(wavDurationMs))));
-    const recognized = await Promise.all(
-      wavFiles.map(async (wavFile, index): Promise<TimedWord[]> => {
-        const regions = await detectSpeech(wavFile);
-        if (regions.length === 0) return [];
-        const long = audioDurationMs > this.chunkAboveMs;
-        const [heard, voicing] = await Promise.all([
-          long
-            ? this.recognizeInChunks(wavFile, planChunks(regions, audioDurationMs), input.workDir)
-            : this.limit(() => this.recognizer.recognize(wavFile)),
-          detectVoicing(wavFile),
-        ]);
-        const words = punctuateWords(
-          keepVoicedWords(keepWordsInSpeech(heard, regions), voicing),
-          options.punctuate,
-        );
-        const channel = channels ? index + 1 : undefined;
-        const segments = options.speaker_diarization
-          ? await this.diarizer.diarize({
-              wavFile,
-              regions,
-              voicing,
-              ...(options.speakers_expected !== undefined
-                ? { speakersExpected: options.speakers_expected }
-                : {}),
-            })
-          : undefined;
-        return words.map((word) => {
-          const voice = segments && speakerAt(segments, word.startMs, word.endMs);
-          return {
-            ...word,
-            ...(channel !== undefined ? { channel } : {}),
-            // Voices are told apart within a channel: the same number on two channels is two speakers.
-            ...(voice !== undefined ? { speakerLabel: `${channel ?? 0}:${voice}` } : {}),
-          };
-        });
-      }),
-    );
-    return {
-      ...assembleTranscript(recognized.flat()),
-      audio_duration_ms: audioDurationMs,
-      engine: this.recognizer.name,
-      ...(notes.length ? { notes } : {}),
-    };
+    const stored: string[][] = [];
+    const plan = await this.plan({
+      audio: input.audioFile,
+      options: input.options,
+      workDir: input.workDir,
+      storeChunk: async (index, files) => {
+        stored[index] = files;
+      },
+    });
+    const results: ChunkResult[] = [];
+    for (let index = 0; index < plan.chunks; index++) {
+      const files = stored[index] ?? [];
+      results.push(
+        await this.transcribeChunk({ plan, index, files, options: input.options, workDir: input.workDir }),
+      );
+      await Promise.all(files.map((file) => rm(file, { force: true })));
+    }
+    return this.assemble({ plan, results, options: input.options });
   }
 
-  /** Decodes each chunk in its own process, as many at once as the limit allows, and shifts the times back. */
-  private async recognizeInChunks(
+  /** Decodes each piece in its own process, as many at once as the limit allows, and shifts the times back. */
+  private async recognizePieces(
     wavFile: string,
-    chunks: SpeechRegion[],
+    pieces: { startMs: number; endMs: number }[],
     workDir: string,
   ): Promise<TimedWord[]> {
     const parts = await Promise.all(
-      chunks.map((chunk, index) =>
+      pieces.map((piece, index) =>
         this.limit(async () => {
-          const file = join(workDir, `${basename(wavFile, '.wav')}-chunk-${index}.wav`);
-          await writeWavSlice(wavFile, chunk.startMs, chunk.endMs, file);
+          const file = join(workDir, `${wavFile.split('/').at(-1)}-piece-${index}.wav`);
+          await writeWavSlice(wavFile, piece.startMs, piece.endMs, file);
           try {
             const words = await this.recognizer.recognize(file);
             return words.map((word) => ({
               ...word,
-              startMs: word.startMs + chunk.startMs,
-              endMs: word.endMs + chunk.startMs,
+              startMs: word.startMs + piece.startMs,
+              endMs: word.endMs + piece.startMs,
             }));
           } finally {
             await rm(file, { force: true });
@@ -129,4 +268,13 @@ export class LocalTranscriber implements SyncTranscriber {
     );
     return parts.flat();
   }
+}
+
+/** The speech regions of a chunk (chunk time) clipped to the part of the file it owns. */
+function ownRegions(regions: SpeechRegion[], bounds: ChunkBounds): SpeechRegion[] {
+  const from = bounds.ownStartMs - bounds.startMs;
+  const to = bounds.ownEndMs - bounds.startMs;
+  return regions
+    .map((region) => ({ startMs: Math.max(region.startMs, from), endMs: Math.min(region.endMs, to) }))
+    .filter((region) => region.endMs > region.startMs);
 }

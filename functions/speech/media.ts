@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { MAX_AUDIO_DURATION_MS } from '#commons/contract';
 import { JobFailure } from '#core/errors';
-import { runProcess } from './process.ts';
+import { runProcess, streamProcess } from './process.ts';
 import { wavDurationMs } from './wav.ts';
 
 /** The sample rate every recognizer input is decoded to. */
@@ -46,7 +46,22 @@ const DEMUXERS = [
   'rm',
   'xwma',
 ];
-const INPUT_GUARD = ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS.join(',')];
+/**
+ * ffmpeg's input options for an input: a local file, or a presigned URL of the stored audio (read with
+ * range requests, so that a large file need not be on disk). The demuxer list holds either way: no
+ * demuxer that opens other addresses can run, so the network protocols serve only the URL given.
+ */
+function inputGuard(input: string): string[] {
+  const remote = /^https?:\/\//.test(input);
+  return [
+    '-protocol_whitelist',
+    remote ? 'http,https,tcp,tls' : 'file',
+    // A dropped connection to the store resumes where it broke instead of ending the decode early.
+    ...(remote ? ['-reconnect', '1', '-reconnect_on_network_error', '1', '-reconnect_delay_max', '10'] : []),
+    '-format_whitelist',
+    DEMUXERS.join(','),
+  ];
+}
 
 /** Reading a container's header: any honest file takes well under a second. */
 const PROBE_TIME_LIMIT_MS = 30_000;
@@ -74,11 +89,11 @@ const probeOutput = z.object({
 
 const UNREADABLE = 'The file is not a readable audio or video file.';
 
-/** Reads the container with ffprobe; throws JobFailure for files that hold no usable audio. */
+/** Reads the container (a file or a presigned URL) with ffprobe; throws JobFailure for no usable audio. */
 export async function probeMedia(file: string): Promise<MediaInfo> {
   const { code, stdout, timedOut } = await runProcess(
     'ffprobe',
-    ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json', '-show_format', '-show_streams', file],
+    ['-v', 'error', ...inputGuard(file), '-print_format', 'json', '-show_format', '-show_streams', file],
     PROBE_TIME_LIMIT_MS,
   );
   if (timedOut) throw new JobFailure('unsupported_media', `${UNREADABLE} Reading it took too long.`);
@@ -136,7 +151,7 @@ function formatDuration(ms: number): string {
  */
 export async function decodeToWav(file: string, workDir: string, channels?: number[]): Promise<string[]> {
   const outputs: string[] = [];
-  const args = ['-nostdin', '-v', 'error', ...INPUT_GUARD, '-i', file];
+  const args = ['-nostdin', '-v', 'error', ...inputGuard(file), '-i', file];
   const limit = ['-t', String(MAX_AUDIO_DURATION_MS / 1000 + 1)];
   if (channels) {
     const filters = channels.map((channel, index) => `[0:a:0]pan=mono|c0=c${channel}[ch${index}]`);
@@ -155,9 +170,7 @@ export async function decodeToWav(file: string, workDir: string, channels?: numb
   if (timedOut) throw new JobFailure('unsupported_media', 'The audio stream took too long to decode.');
   if (code !== 0) throw new JobFailure('unsupported_media', 'The audio stream could not be decoded.');
   const durations = await Promise.all(outputs.map(wavDurationMs));
-  const longest = Math.max(...durations);
-  if (longest > MAX_AUDIO_DURATION_MS) throw tooLong(longest);
-  if (longest === 0) throw new JobFailure('no_audio', 'The audio stream holds no samples.');
+  checkDecodedLength(Math.max(...durations));
   return outputs;
 }
 
@@ -175,7 +188,7 @@ export async function extractChannels(file: string, workDir: string, channels: n
       '-nostdin',
       '-v',
       'error',
-      ...INPUT_GUARD,
+      ...inputGuard(file),
       '-i',
       file,
       '-filter_complex',
@@ -193,6 +206,46 @@ export async function extractChannels(file: string, workDir: string, channels: n
   if (timedOut) throw new JobFailure('unsupported_media', 'The audio stream took too long to decode.');
   if (code !== 0) throw new JobFailure('unsupported_media', 'The audio stream could not be decoded.');
   return output;
+}
+
+/** The recognizers' sample rate: what `decodePcm` streams. */
+export const PCM_SAMPLE_RATE = RECOGNIZER_SAMPLE_RATE;
+
+/**
+ * Decodes the first audio stream (a file or a presigned URL) to raw 16 kHz 16-bit PCM on a stream: one
+ * channel mixed down, or with `channels` the listed input channels interleaved. Nothing of the file is
+ * held whole: the caller reads as it goes. Decoding stops just past the length limit and is killed at
+ * the time limit; `done` rejects with a JobFailure when the audio cannot be decoded.
+ */
+export function decodePcm(
+  input: string,
+  channels?: number[],
+): { pcm: NodeJS.ReadableStream; channels: number; done: Promise<void>; stop(): void } {
+  const args = ['-nostdin', '-v', 'error', ...inputGuard(input), '-i', input];
+  if (channels) {
+    const layout = channels.map((channel, index) => `c${index}=c${channel}`).join('|');
+    args.push('-filter_complex', `[0:a:0]pan=${channels.length}c|${layout}[out]`, '-map', '[out]');
+  } else {
+    args.push('-map', '0:a:0', '-ac', '1');
+  }
+  args.push('-t', String(MAX_AUDIO_DURATION_MS / 1000 + 1), '-ar', String(RECOGNIZER_SAMPLE_RATE));
+  args.push('-f', 's16le', '-c:a', 'pcm_s16le', 'pipe:1');
+  const { stdout, done, kill } = streamProcess('ffmpeg', args, DECODE_TIME_LIMIT_MS);
+  return {
+    pcm: stdout,
+    channels: channels?.length ?? 1,
+    stop: kill,
+    done: done.then(({ code, timedOut }) => {
+      if (timedOut) throw new JobFailure('unsupported_media', 'The audio stream took too long to decode.');
+      if (code !== 0) throw new JobFailure('unsupported_media', 'The audio stream could not be decoded.');
+    }),
+  };
+}
+
+/** The limits the decoded length must keep: the caller checks them when the stream ends. */
+export function checkDecodedLength(durationMs: number): void {
+  if (durationMs > MAX_AUDIO_DURATION_MS) throw tooLong(durationMs);
+  if (durationMs === 0) throw new JobFailure('no_audio', 'The audio stream holds no samples.');
 }
 
 /**

@@ -49,3 +49,42 @@ export function runProcess(command: string, args: string[], timeoutMs: number): 
     });
   });
 }
+
+/**
+ * Starts a command whose output is read as a stream (a decoder feeding its caller); kills it at the
+ * time limit. `done` resolves with its exit code once it has ended; stderr is kept, bounded.
+ */
+export function streamProcess(
+  command: string,
+  args: string[],
+  timeoutMs: number,
+): {
+  stdout: NodeJS.ReadableStream;
+  done: Promise<{ code: number | null; stderr: string; timedOut: boolean }>;
+  /** Stops it early, when its caller has failed and reads no more. */
+  kill(): void;
+} {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: Buffer[] = [];
+  let size = 0;
+  child.stderr.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_OUTPUT_BYTES) stderr.push(chunk);
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  const done = new Promise<{ code: number | null; stderr: string; timedOut: boolean }>((resolve, reject) => {
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr: Buffer.concat(stderr).toString('utf8'), timedOut });
+    });
+  });
+  return { stdout: child.stdout, done, kill: () => child.kill('SIGKILL') };
+}

@@ -42,7 +42,7 @@ export function parseSphinxOutput(output: string): TimedWord[] {
  * penalty than the default 0.65 cuts the short words the decoder inserts in pauses and noise. Wider
  * beams gained about a point of WER for 1.6 times the time; other weights lost accuracy.
  */
-const TUNED_SETTINGS = ['-wip', '0.2'];
+export const TUNED_SETTINGS = ['-wip', '0.2'];
 
 /** PocketSphinx (Debian `pocketsphinx` with the `pocketsphinx-en-us` model), run as a child process. */
 export class SphinxRecognizer implements Recognizer {

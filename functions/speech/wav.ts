@@ -66,19 +66,7 @@ export async function writeWavSlice(
     Math.min(layout.dataBytes, Math.max(0, Math.round((ms / 1000) * layout.sampleRate) * frameBytes));
   const from = byteAt(startMs);
   const length = Math.max(0, byteAt(endMs) - from);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + length, 4);
-  header.write('WAVEfmt ', 8, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(layout.channels, 22);
-  header.writeUInt32LE(layout.sampleRate, 24);
-  header.writeUInt32LE(layout.sampleRate * frameBytes, 28);
-  header.writeUInt16LE(frameBytes, 32);
-  header.writeUInt16LE(layout.bitsPerSample, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(length, 40);
+  const header = pcmWavHeader(layout.sampleRate, layout.channels, layout.bitsPerSample, length);
   const samples = Buffer.alloc(length);
   const handle = await open(source, 'r');
   try {
@@ -87,4 +75,34 @@ export async function writeWavSlice(
     await handle.close();
   }
   await writeFile(target, Buffer.concat([header, samples]));
+}
+
+/** The plain 44-byte header of a PCM WAV file (what PocketSphinx expects: it skips 44 bytes). */
+function pcmWavHeader(
+  sampleRate: number,
+  channels: number,
+  bitsPerSample: number,
+  dataBytes: number,
+): Buffer {
+  const frameBytes = channels * (bitsPerSample / 8);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * frameBytes, 28);
+  header.writeUInt16LE(frameBytes, 32);
+  header.writeUInt16LE(bitsPerSample, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
+}
+
+/** Writes mono 16-bit samples as a WAV file. */
+export async function writeWav(target: string, samples: Int16Array, sampleRate: number): Promise<void> {
+  const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+  await writeFile(target, Buffer.concat([pcmWavHeader(sampleRate, 1, 16, data.length), data]));
 }

@@ -3,7 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { recordDeadLetteredMessage, withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
-import { decodeWorkerMessage } from '#core/messages';
+import { decodeWorkerMessage, type WorkerMessage } from '#core/messages';
 import { failAbandonedJob } from '#core/process-job';
 
 const processor = new BatchProcessor(EventType.SQS);
@@ -11,19 +11,23 @@ const processor = new BatchProcessor(EventType.SQS);
 async function processRecord(record: SQSRecord): Promise<void> {
   recordDeadLetteredMessage();
   const { config, jobs } = awsServices();
-  let jobId: string | undefined;
+  let message: WorkerMessage | undefined;
   try {
-    jobId = decodeWorkerMessage(record.body, config.transcribeJobPrefix)?.jobId;
+    message = decodeWorkerMessage(record.body, config.transcribeJobPrefix);
   } catch {
-    jobId = undefined;
+    message = undefined;
   }
-  if (!jobId) {
+  if (!message) {
     // Not about one of our jobs: nothing to put in error. Logged for the operator, whom the DLQ alarm has called.
     logger.error('Dead-lettered message names no job of this deployment', { messageId: record.messageId });
     return;
   }
-  const failed = await failAbandonedJob(withJobMetrics(jobs), jobId);
-  logger.error('Job given up after repeated failures', { jobId, markedError: failed });
+  const failed = await failAbandonedJob(withJobMetrics(jobs), message);
+  logger.error('Job given up after repeated failures', {
+    jobId: message.jobId,
+    ...(message.kind === 'chunk' ? { chunk: message.index } : {}),
+    markedError: failed,
+  });
 }
 
 /** Consumes the dead-letter queue: every job whose message ends there is put in `error`. */

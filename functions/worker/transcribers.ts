@@ -3,7 +3,7 @@ import { BedrockSummarizer } from '#aws/bedrock-summarizer';
 import { createBedrockClient, createTranscribeClient } from '#aws/clients';
 import type { ServiceConfig } from '#aws/config';
 import type { MediaStore, Summarizer, Transcriber } from '#core/ports';
-import { LocalTranscriber } from '#speech/local-transcriber';
+import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { SphinxRecognizer } from '#speech/sphinx';
 import { LocalSummarizer } from '#speech/summarizer';
 
@@ -11,7 +11,7 @@ import { LocalSummarizer } from '#speech/summarizer';
 export function createTranscriber(config: ServiceConfig, media: MediaStore): Transcriber {
   switch (config.engine) {
     case 'sphinx':
-      return new LocalTranscriber(new SphinxRecognizer());
+      return new LocalTranscriber(new SphinxRecognizer(), { cut: cutAround(config.chunkSeconds) });
     case 'transcribe':
       if (!config.transcribeJobPrefix) throw new Error('engine transcribe needs TRANSCRIBE_JOB_PREFIX.');
       return new AmazonTranscribe(createTranscribeClient(config), media, {

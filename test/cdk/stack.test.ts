@@ -10,6 +10,8 @@ import { buildApp } from '#cdk/app';
 import { repositoryRoot } from '#cdk/constructs/service-function';
 import {
   API_ROUTES,
+  DEFAULT_CHUNK_SECONDS,
+  ENV,
   JOB_METRICS,
   OPERATOR_ERROR_CODES,
   PENDING_UPLOAD_EXPIRATION_DAYS,
@@ -18,6 +20,7 @@ import {
   SWEEP_INTERVAL_SECONDS,
   transcribeJobPrefix,
   UPLOAD_TAG,
+  WORK_EXPIRATION_DAYS,
 } from '#commons/contract';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -78,7 +81,7 @@ describe('data', () => {
     });
   });
 
-  it('blocks public access, encrypts, expires audio and results after 90 days and unsubmitted uploads after a day', () => {
+  it('blocks public access, encrypts, expires audio and results after 90 days, unsubmitted uploads after a day and working files after two', () => {
     template.hasResourceProperties('AWS::S3::Bucket', {
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true,
@@ -101,6 +104,7 @@ describe('data', () => {
             TagFilters: [{ Key: UPLOAD_TAG.key, Value: UPLOAD_TAG.submitted }],
             ExpirationInDays: RETENTION_DAYS,
           }),
+          Match.objectLike({ Prefix: 'work/', ExpirationInDays: WORK_EXPIRATION_DAYS, Status: 'Enabled' }),
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
         ]),
       },
@@ -460,6 +464,23 @@ describe('least privilege', () => {
     expect(statements).toHaveLength(1);
     expect(statements[0]?.Action).toEqual(['s3:PutObject', 's3:PutObjectTagging']);
     expect(JSON.stringify(statements[0]?.Resource)).toContain('/uploads/*');
+  });
+
+  it("lets the worker read, write and delete long jobs' working files under work/, and sets its chunk length", () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('WorkerFunctionServiceRole'));
+    if (!policy) throw new Error('The worker has no policy.');
+    const statements = (policy[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    const work = statements.find((statement) => JSON.stringify(statement.Resource).includes('/work/*'));
+    expect(work?.Action).toEqual([
+      's3:GetObject',
+      's3:PutObject',
+      's3:DeleteObject',
+      's3:AbortMultipartUpload',
+    ]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ [ENV.chunkSeconds]: String(DEFAULT_CHUNK_SECONDS) }) },
+    });
   });
 
   it('runs the sweeper every sweep interval, letting it read due jobs, move them and send messages, nothing else', () => {

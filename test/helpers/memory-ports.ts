@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { decodeCursor, encodeCursor } from '#core/cursor';
 import type { JobError } from '#core/errors';
 import { isFinished, type Job } from '#core/job';
@@ -80,11 +80,38 @@ export class InMemoryJobStore implements JobStore {
     return true;
   }
 
-  async releaseLease(id: string, owner: string): Promise<boolean> {
+  async releaseLease(id: string, owner: string, dueAt?: Date): Promise<boolean> {
     const job = this.items.get(id);
-    if (!this.holds(job, owner)) return false;
-    (job as Job).leaseExpiresAt = 0;
+    if (!job || !this.holds(job, owner)) return false;
+    job.leaseExpiresAt = 0;
+    delete job.leaseOwner;
+    if (dueAt) job.dueAt = dueAt.toISOString();
     return true;
+  }
+
+  async recordPlan(
+    id: string,
+    owner: string,
+    plan: { chunks: number; audio_duration_ms: number; dueAt: Date },
+  ): Promise<boolean> {
+    const job = this.items.get(id);
+    if (job?.status !== 'processing' || job.leaseOwner !== owner) return false;
+    Object.assign(job, {
+      chunksTotal: plan.chunks,
+      audio_duration_ms: plan.audio_duration_ms,
+      dueAt: plan.dueAt.toISOString(),
+      leaseExpiresAt: 0,
+    });
+    delete job.leaseOwner;
+    return true;
+  }
+
+  async markChunkDone(id: string, index: number, dueAt: Date): Promise<number | undefined> {
+    const job = this.items.get(id);
+    if (job?.status !== 'processing') return undefined;
+    job.chunksDone = [...new Set([...(job.chunksDone ?? []), index])].sort((a, b) => a - b);
+    job.dueAt = dueAt.toISOString();
+    return job.chunksDone.length;
   }
 
   async complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean> {
@@ -146,6 +173,7 @@ export class InMemoryJobStore implements JobStore {
     delete job.leaseExpiresAt;
     delete job.leaseOwner;
     delete job.dueAt;
+    delete job.chunksDone;
   }
 }
 
@@ -163,6 +191,20 @@ export class InMemoryMediaStore implements MediaStore {
 
   async downloadToFile(key: string, path: string): Promise<void> {
     await writeFile(path, this.read(key));
+  }
+
+  async putFile(key: string, path: string): Promise<void> {
+    this.objects.set(key, await readFile(path));
+  }
+
+  async putJson(key: string, value: unknown): Promise<void> {
+    this.objects.set(key, Buffer.from(JSON.stringify(value)));
+  }
+
+  /** Not a URL anyone can use: transcribers in tests of core read `objects` themselves. */
+  async presignDownload(key: string): Promise<string> {
+    this.read(key);
+    return `memory://${key}`;
   }
 
   async describe(key: string): Promise<{ bytes: number } | undefined> {
@@ -214,10 +256,14 @@ export class InMemoryMediaStore implements MediaStore {
 
 /** The messages a job queue was given, in order, with their delays. */
 export class InMemoryJobQueue implements JobQueue {
-  readonly sent: { jobId: string; check?: number; delaySeconds: number }[] = [];
+  readonly sent: { jobId: string; check?: number; chunk?: number; delaySeconds: number }[] = [];
 
   async enqueue(jobId: string): Promise<void> {
     this.sent.push({ jobId, delaySeconds: 0 });
+  }
+
+  async enqueueChunks(jobId: string, indexes: number[]): Promise<void> {
+    for (const chunk of indexes) this.sent.push({ jobId, chunk, delaySeconds: 0 });
   }
 
   async scheduleCheck(jobId: string, attempt: number, delaySeconds: number): Promise<void> {

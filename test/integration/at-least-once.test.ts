@@ -140,7 +140,7 @@ describe('at-least-once delivery', () => {
   it('completes a job whose worker process was killed mid-job, once its heartbeats stop', async () => {
     const id = await submitSample(conversation, 'tenant-killed');
     // node itself, not the tsx launcher: the signal must reach the process that does the work.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/worker-process.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'local/worker-process.ts'], {
       env: process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobFailure } from '#core/errors';
 import { parseJobOptions } from '#core/options';
 import { wordErrorRate } from '#local/evaluation/metrics';
-import { LocalTranscriber } from '#speech/local-transcriber';
+import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { decodeToWav, probeMedia } from '#speech/media';
 import { SphinxRecognizer } from '#speech/sphinx';
 import { detectSpeech } from '#speech/vad';
@@ -216,14 +216,14 @@ describe('LocalTranscriber', () => {
     expect(starts).toEqual([...starts].sort((a, b) => a - b));
   });
 
-  it('decodes long audio as silence-split chunks with the same words and times as a single pass', async () => {
+  it('cuts audio into chunks at silences with the same words and times as one chunk', async () => {
     const conversation = findSample(
       (sample) => sample.kind === 'conversation' && (sample.duration_s ?? 0) > 15,
     );
     const options = parseJobOptions({ punctuate: 'false' });
     const whole = await transcribe(conversation, { punctuate: 'false' });
-    // Chunks of at most 30 s, forced here on a shorter recording.
-    const chunked = await new LocalTranscriber(new SphinxRecognizer(), { chunkAboveMs: 5000 }).transcribe({
+    // Chunks of 5 to 20 s, forced here on a shorter recording.
+    const chunked = await new LocalTranscriber(new SphinxRecognizer(), { cut: cutAround(10) }).transcribe({
       audioFile: samplePath(conversation),
       workDir,
       options,

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CHUNK_MS, planChunks } from '#speech/chunks';
+import { MAX_PIECE_MS, planPieces } from '#speech/chunks';
 import { readWavLayout, wavDurationMs, writeWavSlice } from '#speech/wav';
 import { type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
 
@@ -12,18 +12,18 @@ beforeAll(async () => {
 });
 afterAll(() => rm(workDir, { recursive: true, force: true }));
 
-describe('planChunks', () => {
+describe('planPieces', () => {
   it('groups speech into chunks of at most the limit, cut in the silences between regions', () => {
     const regions = Array.from({ length: 10 }, (_, i) => ({
       startMs: i * 10_000,
       endMs: i * 10_000 + 8_000,
     }));
-    const chunks = planChunks(regions, 100_000);
+    const chunks = planPieces(regions, 100_000);
     expect(chunks.length).toBeGreaterThanOrEqual(4);
     expect(chunks[0]?.startMs).toBe(0);
     expect(chunks.at(-1)?.endMs).toBe(100_000);
     for (const [index, chunk] of chunks.entries()) {
-      expect(chunk.endMs - chunk.startMs).toBeLessThanOrEqual(MAX_CHUNK_MS + 2 * 1000);
+      expect(chunk.endMs - chunk.startMs).toBeLessThanOrEqual(MAX_PIECE_MS + 2 * 1000);
       const next = chunks[index + 1];
       if (next) expect(next.startMs).toBeGreaterThanOrEqual(chunk.endMs);
       // No region is cut: every region lies inside one chunk.
@@ -36,7 +36,7 @@ describe('planChunks', () => {
   });
 
   it('cuts a region longer than a chunk into pieces', () => {
-    const chunks = planChunks([{ startMs: 0, endMs: 75_000 }], 80_000);
+    const chunks = planPieces([{ startMs: 0, endMs: 75_000 }], 80_000);
     expect(chunks).toHaveLength(3);
     expect(chunks.at(-1)?.endMs).toBe(80_000);
   });

@@ -1,12 +1,25 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ASYNC_CHECK_INTERVAL_SECONDS, ASYNC_DEADLINE_MS, audioKey, resultKey } from '#commons/contract';
+import {
+  ASYNC_CHECK_INTERVAL_SECONDS,
+  ASYNC_DEADLINE_MS,
+  audioKey,
+  resultKey,
+  workKey,
+} from '#commons/contract';
 import { JobFailure } from '#core/errors';
-import { type Job, newJob, newJobId } from '#core/job';
+import { type Job, newJob, newJobId, toStatusRecord } from '#core/job';
 import type { WorkerMessage } from '#core/messages';
 import { parseJobOptions } from '#core/options';
-import type { AsyncTranscriber, AsyncTranscriptionState, SyncTranscriber, Transcription } from '#core/ports';
+import type {
+  AsyncTranscriber,
+  AsyncTranscriptionState,
+  ChunkedTranscriber,
+  SyncTranscriber,
+  Transcription,
+} from '#core/ports';
 import {
   CHECK_DUE_MS,
   DEFAULT_TIMINGS,
@@ -21,6 +34,7 @@ import {
   InMemoryJobStore,
   InMemoryMediaStore,
   manualClock,
+  testLease,
 } from '#test/helpers/memory-ports';
 
 const AUDIO = Buffer.from('pretend audio');
@@ -393,12 +407,180 @@ describe('a dead-lettered job', () => {
       scriptedTranscriber(() => transcription()),
       process(finished.id),
     );
-    expect(await failAbandonedJob(jobs, stuck.id)).toBe(true);
-    expect(await failAbandonedJob(jobs, finished.id)).toBe(false);
+    expect(await failAbandonedJob(jobs, { kind: 'process', jobId: stuck.id })).toBe(true);
+    expect(await failAbandonedJob(jobs, { kind: 'process', jobId: finished.id })).toBe(false);
     expect(await jobs.get(stuck.id)).toMatchObject({
       status: 'error',
       error: { code: 'transcription_failed' },
     });
     expect((await jobs.get(finished.id))?.status).toBe('completed');
+  });
+});
+
+/**
+ * A chunked transcriber whose "audio" is a text: `plan` cuts its words into chunks of `perChunk` (one
+ * file each), `transcribeChunk` reads a chunk's file back, `assemble` joins the chunks in order. It counts
+ * what it did, and throws what a test puts in `failures` for a chunk.
+ */
+function chunkedTranscriber(perChunk: number) {
+  const transcriber = {
+    mode: 'chunked' as const,
+    plans: 0,
+    transcribed: [] as number[],
+    failures: new Map<number, Error>(),
+    async plan({ audio, workDir, storeChunk }: Parameters<ChunkedTranscriber['plan']>[0]) {
+      transcriber.plans += 1;
+      const words = (media.objects.get(audio.replace('memory://', '')) ?? Buffer.alloc(0))
+        .toString()
+        .split(' ');
+      const chunks = Math.ceil(words.length / perChunk);
+      for (let index = 0; index < chunks; index++) {
+        const file = join(workDir, `chunk-${index}.txt`);
+        await writeFile(file, words.slice(index * perChunk, (index + 1) * perChunk).join(' '));
+        await storeChunk(index, [file], index === chunks - 1);
+      }
+      return { chunks, audio_duration_ms: words.length * 100, details: { perChunk } };
+    },
+    async transcribeChunk({ index, files, plan }: Parameters<ChunkedTranscriber['transcribeChunk']>[0]) {
+      const failure = transcriber.failures.get(index);
+      if (failure) throw failure;
+      expect(plan.details).toEqual({ perChunk });
+      transcriber.transcribed.push(index);
+      return { index, text: await readFile(files[0] ?? '', 'utf8') };
+    },
+    async assemble({ results, plan }: Parameters<ChunkedTranscriber['assemble']>[0]) {
+      const texts = (results as { index: number; text: string }[]).map((result, index) => {
+        expect(result.index).toBe(index);
+        return result.text;
+      });
+      return { ...transcription(texts.join(' ')), audio_duration_ms: plan.audio_duration_ms };
+    },
+  };
+  return transcriber;
+}
+
+const chunk = (jobId: string, index: number) => ({ kind: 'chunk' as const, jobId, index });
+const SPOKEN = 'one two three four five six seven eight nine ten';
+
+async function spokenJob(): Promise<Job> {
+  const job = await queuedJob();
+  media.objects.set(audioKey('acme', job.id), Buffer.from(SPOKEN));
+  return job;
+}
+
+const workFiles = (jobId: string) =>
+  [...media.objects.keys()].filter((key) => key === workKey('acme', jobId, key.split('/').at(-1) ?? ''));
+
+describe('a chunked transcriber', () => {
+  it('transcribes a file of one chunk in the worker that cut it, storing nothing between workers', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(100);
+    expect(await handle(transcriber, process(job.id))).toBe('completed');
+    expect(queue.sent).toEqual([]);
+    expect(workFiles(job.id)).toEqual([]);
+    expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({ transcript: SPOKEN });
+  });
+
+  it('fans a long file out, a message per chunk, shows progress, and the last chunk done assembles it once', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(3);
+    expect(await handle(transcriber, process(job.id))).toBe('fanned-out');
+    expect(queue.sent.map((message) => message.chunk)).toEqual([0, 1, 2, 3]);
+    const planned = await jobs.get(job.id);
+    expect(planned).toMatchObject({ status: 'processing', chunksTotal: 4, audio_duration_ms: 1000 });
+    expect(planned).not.toHaveProperty('leaseOwner');
+    expect(toStatusRecord(planned as Job).progress).toEqual({ chunks_done: 0, chunks_total: 4 });
+
+    // In any order, each by any worker; a duplicate delivery of a done chunk is not transcribed again.
+    const outcomes = [];
+    for (const index of [2, 0, 2, 3]) outcomes.push(await handle(transcriber, chunk(job.id, index)));
+    expect(outcomes).toEqual(['chunk-done', 'chunk-done', 'chunk-done', 'chunk-done']);
+    expect(toStatusRecord((await jobs.get(job.id)) as Job).progress).toEqual({
+      chunks_done: 3,
+      chunks_total: 4,
+    });
+    expect(await handle(transcriber, chunk(job.id, 1))).toBe('completed');
+    expect(transcriber.transcribed.sort()).toEqual([0, 1, 2, 3]);
+
+    expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({
+      transcript: SPOKEN,
+      audio_duration_ms: 1000,
+    });
+    const done = await jobs.get(job.id);
+    expect(done).toMatchObject({ status: 'completed' });
+    expect(done).not.toHaveProperty('chunksDone');
+    expect(toStatusRecord(done as Job)).not.toHaveProperty('progress');
+    expect(workFiles(job.id)).toEqual([]);
+    // Late duplicates find the job finished.
+    expect(await handle(transcriber, chunk(job.id, 0))).toBe('skipped');
+    expect(transcriber.transcribed).toHaveLength(4);
+  });
+
+  it('retries a chunk that failed for a passing reason on its own, and the job completes once', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(5);
+    await handle(transcriber, process(job.id));
+    transcriber.failures.set(1, new Error('connection reset'));
+    await expect(handleWorkerMessage(deps(transcriber), chunk(job.id, 1), delivery())).rejects.toBeInstanceOf(
+      RetryLater,
+    );
+    expect(await handle(transcriber, chunk(job.id, 0))).toBe('chunk-done');
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'processing', chunksDone: [0] });
+    transcriber.failures.clear();
+    expect(await handle(transcriber, chunk(job.id, 1), 2)).toBe('completed');
+    expect(transcriber.transcribed).toEqual([0, 1]);
+  });
+
+  it('ends the job with the code of a chunk that can never succeed', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(5);
+    await handle(transcriber, process(job.id));
+    transcriber.failures.set(0, new JobFailure('unsupported_media', 'The file cannot be decoded.'));
+    expect(await handle(transcriber, chunk(job.id, 0))).toBe('failed');
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'error', error: { code: 'unsupported_media' } });
+    expect(await handle(transcriber, chunk(job.id, 1))).toBe('skipped');
+  });
+
+  it('refuses a tampered plan as a bug rather than transcribing from it', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(5);
+    await handle(transcriber, process(job.id));
+    await media.putJson(workKey('acme', job.id, 'plan.json'), { plan: { chunks: 'two' } });
+    expect(await handle(transcriber, chunk(job.id, 0))).toBe('failed');
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'error', error: { code: 'internal' } });
+  });
+
+  it('a start message for a job already cut does not cut it again: it waits for the chunks, or assembles', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(5);
+    await handle(transcriber, process(job.id));
+    expect(await handle(transcriber, process(job.id))).toBe('skipped');
+    expect(transcriber.plans).toBe(1);
+    // Both chunks done, but the worker of the last died before assembling: a start message assembles.
+    await handle(transcriber, chunk(job.id, 0));
+    const unfinished = await jobs.markChunkDone(job.id, 1, clock());
+    expect(unfinished).toBe(2);
+    await media.putJson(workKey('acme', job.id, 'result-1.json'), {
+      index: 1,
+      text: 'six seven eight nine ten',
+    });
+    expect(await handle(transcriber, process(job.id))).toBe('completed');
+    expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({ transcript: SPOKEN });
+  });
+
+  it('throws the last chunk back while another worker holds the job, to assemble once that lease ends', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(5);
+    await handle(transcriber, process(job.id));
+    await handle(transcriber, chunk(job.id, 0));
+    await jobs.claim(job.id, testLease(LEASE_MS, clock(), 'another-worker'));
+    await expect(handleWorkerMessage(deps(transcriber), chunk(job.id, 1), delivery())).rejects.toBeInstanceOf(
+      RetryLater,
+    );
+    // The chunk itself was done and recorded: the retry only assembles.
+    expect(await jobs.get(job.id)).toMatchObject({ chunksDone: [0, 1] });
+    clock.advance(LEASE_MS + 1);
+    expect(await handle(transcriber, chunk(job.id, 1), 2)).toBe('completed');
+    expect(transcriber.transcribed).toEqual([0, 1]);
   });
 });

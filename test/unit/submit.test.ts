@@ -65,6 +65,7 @@ describe('submitJob', () => {
       enqueue: async () => {
         throw new Error('queue unavailable');
       },
+      enqueueChunks: async () => undefined,
       scheduleCheck: async () => undefined,
     };
     const input = await submission({});

@@ -6,7 +6,8 @@ import { handler } from '#worker/handler';
 
 /**
  * A worker as its own process, polling the jobs queue named by the environment (as a Lambda container
- * would be fed), so that a test can kill it mid-job with a real signal. Prints `ready` once polling.
+ * would be fed): the benchmark runs several, each on a core of its own, and tests kill one mid-job with
+ * a real signal. Prints `ready` once polling.
  */
 const config = readServiceConfig();
 const poller = new QueuePoller({
