@@ -23,6 +23,7 @@ const environment = z.object({
   [ENV.summarizer]: z.enum(SUMMARIZERS).default('local'),
   [ENV.bedrockModelId]: optional,
   [ENV.transcribeJobPrefix]: z.string().default(''),
+  [ENV.whisperModel]: optional,
   [ENV.maxActiveJobsPerTenant]: z.coerce.number().int().min(1).default(DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT),
   [ENV.heartbeatVisibilitySeconds]: z.coerce
     .number()
@@ -55,6 +56,8 @@ export interface ServiceConfig {
   bedrockModelId?: string;
   /** Prefix of this deployment's Amazon Transcribe job names. */
   transcribeJobPrefix: string;
+  /** The ggml model file of the `whisper` engine. */
+  whisperModel?: string;
   /** The worker's heartbeat and retry pacing (shorter locally, to see retries within a test). */
   timings: { heartbeatVisibilitySeconds: number; retryBaseSeconds: number };
   /** Jobs a tenant may have queued or processing at once. */
@@ -68,6 +71,7 @@ export interface ServiceConfig {
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const values = readEnvironment(environment, env);
   const bedrockModelId = values[ENV.bedrockModelId];
+  const whisperModel = values[ENV.whisperModel];
   return {
     region: values[ENV.region],
     jobsTable: values[ENV.jobsTable],
@@ -78,6 +82,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     summarizer: values[ENV.summarizer],
     ...(bedrockModelId ? { bedrockModelId } : {}),
     transcribeJobPrefix: values[ENV.transcribeJobPrefix],
+    ...(whisperModel ? { whisperModel } : {}),
     timings: {
       heartbeatVisibilitySeconds: values[ENV.heartbeatVisibilitySeconds],
       retryBaseSeconds: values[ENV.retryBaseSeconds],

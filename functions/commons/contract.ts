@@ -73,7 +73,7 @@ export const STAGE_NAME = 'prod';
 export const API_KEY_PARAMETER = 'x-api-key';
 
 /** What the worker transcribes with (the operator's `engine` setting, and `engine` in every result). */
-export const ENGINES = ['sphinx', 'transcribe'] as const;
+export const ENGINES = ['sphinx', 'transcribe', 'whisper'] as const;
 export type EngineName = (typeof ENGINES)[number];
 
 /**
@@ -209,6 +209,7 @@ export const ENV = {
   summarizer: 'SUMMARIZER',
   bedrockModelId: 'BEDROCK_MODEL_ID',
   transcribeJobPrefix: 'TRANSCRIBE_JOB_PREFIX',
+  whisperModel: 'WHISPER_MODEL',
   maxActiveJobsPerTenant: 'MAX_ACTIVE_JOBS_PER_TENANT',
   heartbeatVisibilitySeconds: 'HEARTBEAT_VISIBILITY_SECONDS',
   retryBaseSeconds: 'RETRY_BASE_SECONDS',

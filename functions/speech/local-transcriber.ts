@@ -8,7 +8,7 @@ import { assembleTranscript, type TimedWord } from '#core/result';
 import { MAX_CHUNK_MS, planChunks } from './chunks.ts';
 import { BicDiarizer, type Diarizer, speakerAt } from './diarization.ts';
 import { decodeToWav, dualChannelSelection, probeMedia } from './media.ts';
-import { punctuateWords } from './punctuation.ts';
+import { formatWords } from './punctuation.ts';
 import type { Recognizer } from './recognizer.ts';
 import { detectSpeech, keepWordsInSpeech, type SpeechRegion } from './vad.ts';
 import { detectVoicing, keepVoicedWords } from './voicing.ts';
@@ -69,9 +69,10 @@ export class LocalTranscriber implements SyncTranscriber {
             : this.limit(() => this.recognizer.recognize(wavFile)),
           detectVoicing(wavFile),
         ]);
-        const words = punctuateWords(
+        const words = formatWords(
           keepVoicedWords(keepWordsInSpeech(heard, regions), voicing),
           options.punctuate,
+          this.recognizer.punctuates,
         );
         const channel = channels ? index + 1 : undefined;
         const segments = options.speaker_diarization

@@ -6,6 +6,7 @@ import type { MediaStore, Summarizer, Transcriber } from '#core/ports';
 import { LocalTranscriber } from '#speech/local-transcriber';
 import { SphinxRecognizer } from '#speech/sphinx';
 import { LocalSummarizer } from '#speech/summarizer';
+import { WhisperRecognizer } from '#speech/whisper';
 
 /** The transcriber the `engine` setting names. */
 export function createTranscriber(config: ServiceConfig, media: MediaStore): Transcriber {
@@ -18,7 +19,30 @@ export function createTranscriber(config: ServiceConfig, media: MediaStore): Tra
         bucket: config.mediaBucket,
         transcribeJobPrefix: config.transcribeJobPrefix,
       });
+    case 'whisper':
+      return new LocalTranscriber(whisperRecognizer(config));
   }
+}
+
+let whisper: WhisperRecognizer | undefined;
+/** One recognizer per process: it holds the model once loaded. */
+function whisperRecognizer(config: ServiceConfig): WhisperRecognizer {
+  if (!config.whisperModel) {
+    throw new Error(
+      'engine whisper needs WHISPER_MODEL, the path of a ggml model file (`npm run models:fetch -- base.en` downloads one into models/).',
+    );
+  }
+  whisper ??= new WhisperRecognizer(config.whisperModel);
+  return whisper;
+}
+
+/**
+ * Checks, when the worker starts, what its engine needs and a job could only find missing: the
+ * whisper model file (present, a whole ggml whisper model) and the whisper binding. Throws with a
+ * message that says what to do, so that a misconfigured worker fails once at start, not per job.
+ */
+export function checkEngineSetup(config: ServiceConfig): void {
+  if (config.engine === 'whisper') whisperRecognizer(config);
 }
 
 /** The summarizer the `summarizer` setting names. */
