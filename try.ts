@@ -1,11 +1,10 @@
-import { WhisperRecognizer } from '#speech/whisper';
-
-const r = new WhisperRecognizer('../shared/models/for-tests-ggml-tiny.en.bin', {
-  beamSize: Number(process.env.BEAM ?? 5),
-});
-for (const f of process.argv.slice(2)) {
-  const t = Date.now();
-  const words = await r.recognize(f);
-  console.log(f, Date.now() - t, 'ms', JSON.stringify(words).slice(0, 500));
-}
-await r.close();
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+const { binding } = createRequire(import.meta.url)('smart-whisper');
+const wav = readFileSync(process.argv[2]);
+const pcm = new Float32Array((wav.length - 44) / 2);
+for (let i = 0; i < pcm.length; i++) pcm[i] = wav.readInt16LE(44 + i * 2) / 32768;
+const model = await binding.WhisperModel.load('../shared/models/for-tests-ggml-tiny.en.bin', false);
+const t = Date.now();
+const res = await new Promise((resolve) => binding.transcribe(model.handle, pcm, { format: 'detail', language: 'en', token_timestamps: true, n_threads: 2, strategy: 0, no_timestamps: true, temperature_inc: 0, ...JSON.parse(process.env.EXTRA ?? '{}') }, resolve, () => {}));
+console.log(Date.now() - t, 'ms', JSON.stringify(res).slice(0, 1500));

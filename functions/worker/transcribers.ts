@@ -24,16 +24,21 @@ export function createTranscriber(config: ServiceConfig, media: MediaStore): Tra
   }
 }
 
-let whisper: WhisperRecognizer | undefined;
-/** One recognizer per process: it holds the model once loaded. */
+const whisperRecognizers = new Map<string, WhisperRecognizer>();
+/** One recognizer per model file and process: it holds the model once loaded. */
 function whisperRecognizer(config: ServiceConfig): WhisperRecognizer {
-  if (!config.whisperModel) {
+  const file = config.whisperModel;
+  if (!file) {
     throw new Error(
       'engine whisper needs WHISPER_MODEL, the path of a ggml model file (`npm run models:fetch -- base.en` downloads one into models/).',
     );
   }
-  whisper ??= new WhisperRecognizer(config.whisperModel);
-  return whisper;
+  let recognizer = whisperRecognizers.get(file);
+  if (!recognizer) {
+    recognizer = new WhisperRecognizer(file);
+    whisperRecognizers.set(file, recognizer);
+  }
+  return recognizer;
 }
 
 /**
