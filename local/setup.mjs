@@ -59,7 +59,7 @@ if (missing.length > 0) {
 
 // The whisper engine's binding (smart-whisper) compiles whisper.cpp from its sources in its install
 // script (node-gyp), with these flags for this machine's CPU: -march=native turns on the vector
-// instructions ggml is written for (AVX2, FMA, F16C; NEON), about 7 times faster here than the
+// instructions ggml is written for (AVX2, FMA, F16C; NEON), 4 to 6 times faster here than the
 // portable build, and zero-initialised locals cover the whisper_context_params the binding leaves
 // uninitialised. JOBS=max: node-gyp compiles on every core.
 const whisperBinding = join(root, 'node_modules', 'smart-whisper');
