@@ -312,7 +312,9 @@ export function checkWhisperModel(file: string): WhisperModelInfo {
     sizeBytes = stats.size;
   } catch (error) {
     if (error instanceof WhisperModelError) throw error;
-    throw new WhisperModelError(`The whisper model ${file} does not exist or cannot be read.`);
+    throw new WhisperModelError(
+      `The whisper model ${file} does not exist or cannot be read (\`npm run models:fetch -- base.en\` fetches one).`,
+    );
   }
   const fd = openSync(file, 'r');
   try {
