@@ -2,11 +2,11 @@
 // Installs what `npm start` and `npm test` need and a fresh machine lacks: npm packages (npm ci) and
 // the Debian packages for decoding (ffmpeg), recognition (pocketsphinx), DynamoDB Local (Java), the
 // console's browser tests (Chromium) and the worker image test, whose runtime interface client compiles
-// curl and aws-lambda-cpp from .tar.xz sources (the build tools of functions/worker/image-settings.ts);
-// then builds the console page's assets.
+// curl and aws-lambda-cpp from .tar.xz sources (the build tools of functions/worker/image-settings.ts,
+// which also compile whisper.cpp); then builds the console page's assets.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -57,12 +57,44 @@ if (missing.length > 0) {
   });
 }
 
+// The whisper engine's binding (smart-whisper) compiles whisper.cpp from its sources in its install
+// script (node-gyp), with these flags for this machine's CPU: -march=native turns on the vector
+// instructions ggml is written for (AVX2, FMA, F16C; NEON), 4 to 6 times faster here than the
+// portable build, and zero-initialised locals cover the whisper_context_params the binding leaves
+// uninitialised. JOBS=max: node-gyp compiles on every core.
+const whisperBinding = join(root, 'node_modules', 'smart-whisper');
+const whisperFlags = '-march=native -ftrivial-auto-var-init=zero';
+const buildEnv = { ...process.env, CFLAGS: whisperFlags, CXXFLAGS: whisperFlags, JOBS: 'max' };
+const whisperStamp = join(root, 'node_modules', '.cache', 'whisper-build.json');
+const whisperBuild = () =>
+  JSON.stringify({
+    flags: whisperFlags,
+    version: JSON.parse(readFileSync(join(whisperBinding, 'package.json'), 'utf8')).version,
+  });
+
 // npm records the installed tree in node_modules/.package-lock.json; reinstall when the lock is newer.
 const installedLock = join(root, 'node_modules', '.package-lock.json');
 const lock = join(root, 'package-lock.json');
 if (!existsSync(installedLock) || statSync(lock).mtimeMs > statSync(installedLock).mtimeMs) {
-  say('installing npm packages (npm ci)');
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  say('installing npm packages (npm ci; compiles whisper.cpp, about two minutes on two cores)');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', env: buildEnv });
+  writeStamp();
+}
+// node_modules installed another way (a plain `npm ci`) has the portable build: build it for this CPU.
+const built = existsSync(join(whisperBinding, 'build', 'Release', 'smart-whisper.node'));
+if (!built || !existsSync(whisperStamp) || readFileSync(whisperStamp, 'utf8') !== whisperBuild()) {
+  say('compiling whisper.cpp for this CPU (smart-whisper)');
+  execFileSync('npm', ['rebuild', 'smart-whisper', '--no-audit', '--no-fund'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: buildEnv,
+  });
+  writeStamp();
+}
+
+function writeStamp() {
+  mkdirSync(dirname(whisperStamp), { recursive: true });
+  writeFileSync(whisperStamp, whisperBuild());
 }
 
 // The console page's script and style, bundled into a module the console handler imports.

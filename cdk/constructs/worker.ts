@@ -15,6 +15,8 @@ import {
   transcribeJobPrefix,
   WORKER_TIMEOUT_SECONDS,
 } from '#commons/contract';
+import { OFFICIAL_MODELS } from '#speech/whisper-models';
+import { WORKER_IMAGE } from '#worker/image-settings';
 import { bindBucket, bindJobMetrics, bindQueue, bindTable } from './bind.ts';
 import type { Data } from './data.ts';
 import type { Queues } from './queues.ts';
@@ -44,6 +46,7 @@ export class Worker extends Construct {
     // Amazon Transcribe job names of this stack start with it, so that its rule sees only its own jobs.
     const jobPrefix = transcribeJobPrefix(settings.stackName);
 
+    const whisper = whisperImage(settings);
     this.worker = new DockerImageFunction(this, 'Function', {
       description: 'Transcribes queued jobs',
       code: DockerImageCode.fromImageAsset(REPO_ROOT, {
@@ -52,11 +55,14 @@ export class Worker extends Construct {
         // The image needs only the functions and the lock file; anything else would change its hash for nothing.
         ignoreMode: IgnoreMode.DOCKER,
         exclude: ['*', '!package.json', '!package-lock.json', '!functions'],
+        ...(whisper ? { buildArgs: { [WORKER_IMAGE.modelBuildArg]: whisper.name } } : {}),
       }),
       architecture: FUNCTION_DEFAULTS.architecture,
+      // Lambda's longest: long audio is cut into pieces, each well within it.
       timeout: Duration.seconds(WORKER_TIMEOUT_SECONDS),
-      // About 2.3 vCPUs: decoding and recognition are CPU-bound.
-      memorySize: 4096,
+      // About 2.3 vCPUs (Lambda gives a vCPU per 1,769 MB): decoding and recognition are CPU-bound.
+      // A larger whisper model gets the memory it needs, and the cores that come with it.
+      memorySize: whisper?.memoryMb ?? 4096,
       ephemeralStorageSize: Size.gibibytes(10),
       loggingFormat: FUNCTION_DEFAULTS.loggingFormat,
       logGroup: new LogGroup(this, 'FunctionLogs', { retention: FUNCTION_DEFAULTS.logRetention }),
@@ -67,6 +73,7 @@ export class Worker extends Construct {
         ...(settings.bedrockModelId ? { [ENV.bedrockModelId]: settings.bedrockModelId } : {}),
         [ENV.transcribeJobPrefix]: jobPrefix,
         [ENV.chunkSeconds]: String(settings.chunkSeconds),
+        ...(whisper ? { [ENV.whisperModel]: whisper.file } : {}),
       },
     });
     bindJobMetrics(this.worker, settings.stackName);
@@ -152,6 +159,25 @@ export class Worker extends Construct {
     );
     bindTable(this.deadLetterHandler, ENV.jobsTable, data.jobsTable, ['dynamodb:UpdateItem']);
   }
+}
+
+/**
+ * The whisper model baked into the worker image for `engine=whisper`: its name (the image build
+ * downloads and verifies it), its path in the image, and the worker's memory: 4 GB (about 2.3 vCPUs)
+ * up to base, then the model's memory while transcribing (whisper.cpp's README) plus 3 GB for the
+ * runtime, ffmpeg and voice activity detection, rounded up to a GB, within Lambda's 10,240 MB.
+ */
+export function whisperImage(
+  settings: Pick<DeploymentSettings, 'engine' | 'whisperModel'>,
+): { name: string; file: string; memoryMb: number } | undefined {
+  if (settings.engine !== 'whisper' || !settings.whisperModel) return undefined;
+  const model = OFFICIAL_MODELS[settings.whisperModel];
+  const memoryMb = Math.min(10_240, Math.max(4096, Math.ceil((model.memoryMb + 3072) / 1024) * 1024));
+  return {
+    name: settings.whisperModel,
+    file: `${WORKER_IMAGE.taskRoot}/${WORKER_IMAGE.modelDir}/${model.file}`,
+    memoryMb,
+  };
 }
 
 /**

@@ -31,6 +31,7 @@ const environment = z.object({
     .min(CHUNK_SECONDS_RANGE.min)
     .max(CHUNK_SECONDS_RANGE.max)
     .default(DEFAULT_CHUNK_SECONDS),
+  [ENV.whisperModel]: optional,
   [ENV.maxActiveJobsPerTenant]: z.coerce.number().int().min(1).default(DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT),
   [ENV.heartbeatVisibilitySeconds]: z.coerce
     .number()
@@ -65,6 +66,8 @@ export interface ServiceConfig {
   transcribeJobPrefix: string;
   /** The chunk length local transcribers aim at (CHUNK_SECONDS). */
   chunkSeconds: number;
+  /** The ggml model file of the `whisper` engine. */
+  whisperModel?: string;
   /** The worker's heartbeat and retry pacing (shorter locally, to see retries within a test). */
   timings: { heartbeatVisibilitySeconds: number; retryBaseSeconds: number };
   /** Jobs a tenant may have queued or processing at once. */
@@ -78,6 +81,7 @@ export interface ServiceConfig {
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const values = readEnvironment(environment, env);
   const bedrockModelId = values[ENV.bedrockModelId];
+  const whisperModel = values[ENV.whisperModel];
   return {
     region: values[ENV.region],
     jobsTable: values[ENV.jobsTable],
@@ -89,6 +93,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     ...(bedrockModelId ? { bedrockModelId } : {}),
     transcribeJobPrefix: values[ENV.transcribeJobPrefix],
     chunkSeconds: values[ENV.chunkSeconds],
+    ...(whisperModel ? { whisperModel } : {}),
     timings: {
       heartbeatVisibilitySeconds: values[ENV.heartbeatVisibilitySeconds],
       retryBaseSeconds: values[ENV.retryBaseSeconds],

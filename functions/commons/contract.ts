@@ -4,6 +4,7 @@
  * import it; nothing here imports the AWS SDK, so the domain may import it too.
  */
 import { z } from 'zod';
+import { OFFICIAL_MODEL_NAMES } from '#speech/whisper-models';
 
 /** How long a job, its audio and its result are kept (SPEC 8: the console shows the last 90 days). */
 export const RETENTION_DAYS = 90;
@@ -73,7 +74,7 @@ export const STAGE_NAME = 'prod';
 export const API_KEY_PARAMETER = 'x-api-key';
 
 /** What the worker transcribes with (the operator's `engine` setting, and `engine` in every result). */
-export const ENGINES = ['sphinx', 'transcribe'] as const;
+export const ENGINES = ['sphinx', 'transcribe', 'whisper'] as const;
 export type EngineName = (typeof ENGINES)[number];
 
 /**
@@ -219,6 +220,7 @@ export const ENV = {
   bedrockModelId: 'BEDROCK_MODEL_ID',
   transcribeJobPrefix: 'TRANSCRIBE_JOB_PREFIX',
   chunkSeconds: 'CHUNK_SECONDS',
+  whisperModel: 'WHISPER_MODEL',
   maxActiveJobsPerTenant: 'MAX_ACTIVE_JOBS_PER_TENANT',
   heartbeatVisibilitySeconds: 'HEARTBEAT_VISIBILITY_SECONDS',
   retryBaseSeconds: 'RETRY_BASE_SECONDS',
@@ -307,6 +309,8 @@ export const deploymentSettingsSchema = z
     engine: z.enum(ENGINES).default('transcribe'),
     summarizer: z.enum(SUMMARIZERS).default('local'),
     bedrockModelId: z.string().min(1).optional(),
+    // The official whisper model the worker image is built with (engine whisper).
+    whisperModel: z.enum(OFFICIAL_MODEL_NAMES).optional(),
     // The jobs queue's event source's maximum concurrency, not reserved concurrency: a new account's
     // concurrency quota may be 10, and reserving 10 of it would fail the deployment.
     workerConcurrency: count(10).pipe(
@@ -333,6 +337,9 @@ export const deploymentSettingsSchema = z
   })
   .refine((settings) => settings.summarizer !== 'bedrock' || settings.bedrockModelId, {
     message: 'summarizer=bedrock needs -c bedrockModelId=…',
+  })
+  .refine((settings) => settings.engine !== 'whisper' || settings.whisperModel, {
+    message: `engine=whisper needs -c whisperModel=… (${OFFICIAL_MODEL_NAMES.join(', ')})`,
   });
 export type DeploymentSettings = z.infer<typeof deploymentSettingsSchema>;
 /** The names of the deployment settings, to read each from the CDK context. */

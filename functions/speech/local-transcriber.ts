@@ -10,7 +10,7 @@ import { assembleTranscript, type TimedWord } from '#core/result';
 import { type ChunkBounds, ChunkCutter, type CutSettings, ownsWord, planPieces } from './chunks.ts';
 import { type ChunkVoices, clusterVoices, gatherVoices, parseChunkVoices, speakerAt } from './diarization.ts';
 import { checkDecodedLength, decodePcm, dualChannelSelection, PCM_SAMPLE_RATE, probeMedia } from './media.ts';
-import { punctuateWords } from './punctuation.ts';
+import { formatWords } from './punctuation.ts';
 import type { Recognizer } from './recognizer.ts';
 import { detectSpeech, keepWordsInSpeech, type SpeechRegion } from './vad.ts';
 import { detectVoicing, keepVoicedWords } from './voicing.ts';
@@ -192,7 +192,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
       const heard = results
         .flatMap((result) => result.channels[channel]?.words ?? [])
         .sort((a, b) => a.startMs - b.startMs);
-      const punctuated = punctuateWords(heard, options.punctuate);
+      const punctuated = formatWords(heard, options.punctuate, this.recognizer.punctuates);
       const voices = results.map((result) => result.channels[channel]?.voices).filter((v) => v !== undefined);
       const segments =
         options.speaker_diarization && voices.length > 0

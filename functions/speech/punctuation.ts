@@ -74,6 +74,25 @@ export function punctuateWords(words: TimedWord[], punctuate: boolean): TimedWor
   return sentencesByPauses(lower).flatMap(formatSentence);
 }
 
+/**
+ * The words for display: a recognizer's own casing and punctuation kept (or, without punctuation,
+ * plained as other engines' words are), or else added by `punctuateWords`.
+ */
+export function formatWords(words: TimedWord[], punctuate: boolean, punctuated = false): TimedWord[] {
+  if (!punctuated) return punctuateWords(words, punctuate);
+  return punctuate ? words : plainWords(words);
+}
+
+/** Marks at a word's edges; an apostrophe, and marks inside a word ("3.5", "e.g"), stay. */
+const EDGE_MARKS = /^[^\p{L}\p{N}'$£€]+|[^\p{L}\p{N}'%]+$/gu;
+
+/** Written words as `punctuate=false` gives them: lower case, no marks at their edges; marks alone go. */
+export function plainWords(words: TimedWord[]): TimedWord[] {
+  return words
+    .map((word) => ({ ...word, text: word.text.toLowerCase().replace(EDGE_MARKS, '') }))
+    .filter((word) => /[\p{L}\p{N}]/u.test(word.text));
+}
+
 /** Groups words into sentences at long pauses, or at medium ones before a typical sentence opener. */
 function sentencesByPauses(words: TimedWord[]): TimedWord[][] {
   const sentences: TimedWord[][] = [];

@@ -1,12 +1,18 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { readServiceConfig } from '#aws/config';
 import { recordWorkerFailures, withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
 import { decodeWorkerMessage } from '#core/messages';
 import { handleWorkerMessage, type ProcessDeps, RetryLater, retryDelaySeconds } from '#core/process-job';
 import { UrlAudioFetcher } from './audio-fetcher.ts';
-import { createSummarizer, createTranscriber } from './transcribers.ts';
+import { checkEngineSetup, createSummarizer, createTranscriber } from './transcribers.ts';
+
+// Lambda runs this once per container, before any message: a missing or corrupt whisper model fails
+// the start with its message instead of every job (the environment is only read here; the AWS
+// clients are made on the first message, after the local runtime has set their endpoints).
+checkEngineSetup(readServiceConfig());
 
 let deps: ProcessDeps | undefined;
 

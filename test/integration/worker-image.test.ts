@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import {
   type LambdaRuntimeApi,
   startLambdaRuntimeApi,
 } from '#test/helpers/lambda-runtime-api';
-import { findSample } from '#test/helpers/samples';
+import { findSample, SAMPLES_DIR } from '#test/helpers/samples';
 import { submitSample } from '#test/helpers/submissions';
 import { buildWorkerTaskRoot, imageNodeBinDir } from '#test/helpers/worker-image';
 import { WORKER_IMAGE } from '#worker/image-settings';
@@ -27,6 +27,8 @@ import { WORKER_IMAGE } from '#worker/image-settings';
  */
 
 let queues: LocalQueues;
+let taskRoot: string;
+let nodeBin: string;
 let runtimeApi: LambdaRuntimeApi;
 let runtime: ChildProcess;
 let runtimeOutput = '';
@@ -34,8 +36,8 @@ let runtimeOutput = '';
 const utterance = findSample((sample) => sample.kind === 'utterance' && (sample.duration_s ?? 0) > 3);
 
 beforeAll(async () => {
-  const taskRoot = buildWorkerTaskRoot();
-  const nodeBin = imageNodeBinDir();
+  taskRoot = buildWorkerTaskRoot();
+  nodeBin = imageNodeBinDir();
   queues = await useFreshResources();
   runtimeApi = await startLambdaRuntimeApi();
   const functionName = 'transcription-worker';
@@ -143,6 +145,24 @@ describe('the worker image, started as Lambda starts it', () => {
     expect(emf).toContainEqual(
       expect.objectContaining({ JobsEnded: 1, outcome: 'completed', service: 'transcription' }),
     );
+  });
+
+  it('starts with engine whisper: the bundle loads the whisper binding compiled for the image, and checks the model', () => {
+    const start = (model: string) =>
+      spawnSync(
+        join(nodeBin, 'node'),
+        ['--input-type=module', '-e', `await import(${JSON.stringify(join(taskRoot, 'handler.mjs'))})`],
+        {
+          env: { PATH: process.env.PATH, [ENV.engine]: 'whisper', [ENV.whisperModel]: model },
+          encoding: 'utf8',
+        },
+      );
+    const testModel = join(SAMPLES_DIR, '..', 'models', 'for-tests-ggml-tiny.en.bin');
+    const good = start(testModel);
+    expect(good.status, good.stderr).toBe(0);
+    const missing = start(join(taskRoot, 'models', 'ggml-base.en.bin'));
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain('does not exist');
   });
 
   it('reports an invocation error to the Runtime API for an event that is not an SQS batch', async () => {

@@ -1,3 +1,5 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSqsClient } from '#aws/clients';
 import { readServiceConfig } from '#aws/config';
@@ -11,8 +13,10 @@ import { useFreshResources } from '#test/helpers/fresh-resources';
 import { testLease } from '#test/helpers/memory-ports';
 import { findSample, type Sample } from '#test/helpers/samples';
 import { submitSample } from '#test/helpers/submissions';
+import { UrlAudioFetcher } from '#worker/audio-fetcher';
 import { handler as deadLetter } from '#worker/dead-letter';
-import { handler as worker } from '#worker/handler';
+import { createWorkerHandler, handler as worker } from '#worker/handler';
+import { createSummarizer, createTranscriber } from '#worker/transcribers';
 
 let queues: LocalQueues;
 beforeAll(async () => {
@@ -69,6 +73,38 @@ describe('worker', () => {
     expect(result.words.length).toBeGreaterThan(3);
     expect(result.transcript).toBe(result.transcript.toLowerCase());
     expect(done?.audio_duration_ms).toBe(result.audio_duration_ms);
+  });
+
+  it('runs the whisper engine when configured with it: the job completes naming it', async () => {
+    // whisper.cpp's test model: untrained weights, so no words (see test/speech/whisper.test.ts).
+    const model = join(
+      dirname(fileURLToPath(import.meta.url)),
+      '..',
+      '..',
+      '..',
+      'shared',
+      'models',
+      'for-tests-ggml-tiny.en.bin',
+    );
+    const { jobs, media, queue, config } = awsServices();
+    const whisperConfig = { ...config, engine: 'whisper' as const, whisperModel: model };
+    const whisperWorker = createWorkerHandler(() => ({
+      jobs,
+      media,
+      queue,
+      transcriber: createTranscriber(whisperConfig, media),
+      summarizer: createSummarizer(whisperConfig),
+      fetcher: new UrlAudioFetcher(true),
+      clock: () => new Date(),
+      timings: config.timings,
+    }));
+    const job = await submitted(utterance);
+    expect((await whisperWorker(sqsEvent([encodeProcessMessage(job.id)]))).batchItemFailures).toEqual([]);
+    const done = await awsServices().jobs.get(job.id);
+    expect(done?.status).toBe('completed');
+    const result = await awsServices().media.getResult(done?.resultKey ?? '');
+    expect(result).toMatchObject({ engine: 'whisper', transcript: '', words: [] });
+    expect(result.audio_duration_ms).toBe(done?.audio_duration_ms);
   });
 
   it('ends a job whose file cannot be decoded in error, without retrying', async () => {

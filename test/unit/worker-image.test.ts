@@ -45,6 +45,17 @@ describe('the worker Dockerfile and its build script agree', () => {
     }
   });
 
+  it('downloads the whisper model a deployment names before the functions are copied, with the model table alone', () => {
+    const model = instructions.findIndex((line) => line.includes('build-image.ts model'));
+    expect(instructions[model]).toBe(
+      `RUN npx tsx functions/worker/build-image.ts model ${WORKER_IMAGE.taskRoot} "$${WORKER_IMAGE.modelBuildArg}"`,
+    );
+    expect(named('ARG')).toEqual([`${WORKER_IMAGE.modelBuildArg}=""`]);
+    const earlier = instructions.slice(0, model);
+    expect(earlier.some((line) => line.startsWith('COPY functions/speech/whisper-models.ts '))).toBe(true);
+    expect(earlier).not.toContain('COPY functions ./functions');
+  });
+
   it('starts the entry point in the task root with the handler as CMD, and LAMBDA_TASK_ROOT as Lambda sets it', () => {
     expect(named('ENTRYPOINT').map((value) => JSON.parse(value))).toEqual([
       [`${WORKER_IMAGE.taskRoot}/${WORKER_IMAGE.entrypoint}`],
