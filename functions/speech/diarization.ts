@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_AUDIO_DURATION_MS } from '#commons/contract';
 import { CEPSTRA, cepstraOfRegions, FRAME_HOP_MS, type RegionFrames } from './cepstra.ts';
 import { deltaBic, GaussianStats, triangleSize } from './gaussian.ts';
 import type { SpeechRegion } from './vad.ts';
@@ -55,8 +56,12 @@ const PITCH_RIDGE = 1;
 const MIN_PITCH_FRAMES = 10;
 /** Fewer loud frames than this say nothing of a voice. */
 const MIN_VOICE_FRAMES = 2;
-/** Beyond this many segments (long recordings), neighbours in time that sound alike are joined first. */
+/**
+ * Beyond this many segments (over half an hour of speech), blocks of this many consecutive segments are
+ * clustered on their own first: a bound on the quadratic cost of clustering, not a tuned figure.
+ */
 const MAX_CLUSTERED_SEGMENTS = 1000;
+const BLOCK_SEGMENTS = 250;
 
 interface Segment {
   region: number;
@@ -120,30 +125,89 @@ export interface VoiceSegment {
 const MOMENT_BYTES = 4 * 2 * CEPSTRA + 2 * (triangleSize(CEPSTRA) - CEPSTRA);
 const MOMENTS_BASE64_LENGTH = 4 * Math.ceil(MOMENT_BYTES / 3);
 
-const frameCount = z.number().int().nonnegative();
-const chunkVoicesSchema = z.object({
-  version: z.literal(CHUNK_VOICES_VERSION),
-  offsetMs: z.number().nonnegative(),
-  standardisation: z.object({
-    count: frameCount,
-    sum: z.array(z.number()).length(CEPSTRA),
-    sumOfSquares: z.array(z.number().nonnegative()).length(CEPSTRA),
-  }),
-  segments: z.array(
-    z
-      .object({
-        startMs: z.number().nonnegative(),
-        endMs: z.number().nonnegative(),
-        cepstra: z
-          .object({ count: frameCount, moments: z.base64().length(MOMENTS_BASE64_LENGTH) })
-          .optional(),
-        pitch: z.object({ count: frameCount, sum: z.number(), sumOfSquares: z.number().nonnegative() }),
-      })
-      .refine((segment) => segment.endMs >= segment.startMs, 'a segment ends before it starts'),
-  ),
-});
+/**
+ * The most 10 ms frames (cepstra, and pitch, tracked at the same hop) a stretch of file time can hold,
+ * with a frame's worth of slack on each side for the rounding of its ends to whole milliseconds.
+ */
+function framesIn(startMs: number, endMs: number): number {
+  return Math.ceil((endMs - startMs) / FRAME_HOP_MS) + 2;
+}
 
-/** Checks what another worker stored (JSON parsed from S3, say) before it is clustered. */
+const frameCount = z.number().int().nonnegative();
+const fileTime = z.number().int().nonnegative().max(MAX_AUDIO_DURATION_MS);
+const voiceSegmentSchema = z
+  .object({
+    startMs: fileTime,
+    endMs: fileTime,
+    cepstra: z
+      .object({
+        count: frameCount.min(MIN_VOICE_FRAMES),
+        moments: z.base64().length(MOMENTS_BASE64_LENGTH),
+      })
+      .optional(),
+    pitch: z.object({ count: frameCount, sum: z.number(), sumOfSquares: z.number().nonnegative() }),
+  })
+  .superRefine((segment, context) => {
+    // Every segment holds at least one frame of its own.
+    if (segment.endMs - segment.startMs < FRAME_HOP_MS - 1) {
+      context.addIssue({ code: 'custom', message: 'a segment shorter than a frame' });
+    }
+    const frames = framesIn(segment.startMs, segment.endMs);
+    if ((segment.cepstra?.count ?? 0) > frames || segment.pitch.count > frames) {
+      context.addIssue({ code: 'custom', message: 'more frames than the segment lasts' });
+    }
+    if (segment.cepstra && !decodeCepstra(segment.cepstra)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['cepstra', 'moments'],
+        message: 'moments that are not statistics (not finite, or a negative spread)',
+      });
+    }
+  });
+
+const chunkVoicesSchema = z
+  .object({
+    version: z.literal(CHUNK_VOICES_VERSION),
+    offsetMs: z.number().nonnegative().max(MAX_AUDIO_DURATION_MS),
+    standardisation: z.object({
+      count: frameCount,
+      sum: z.array(z.number()).length(CEPSTRA),
+      sumOfSquares: z.array(z.number().nonnegative()).length(CEPSTRA),
+    }),
+    // No more segments than 10 ms frames in the longest audio: refused before each is looked at.
+    segments: z.array(voiceSegmentSchema).max(MAX_AUDIO_DURATION_MS / FRAME_HOP_MS),
+  })
+  .superRefine((chunk, context) => {
+    let previousEndMs = Math.floor(chunk.offsetMs);
+    for (const [index, segment] of chunk.segments.entries()) {
+      if (segment.startMs < previousEndMs) {
+        context.addIssue({
+          code: 'custom',
+          path: ['segments', index],
+          message: 'segments out of time order, overlapping, or before the chunk',
+        });
+        return;
+      }
+      previousEndMs = segment.endMs;
+    }
+    // The standardisation counts the loud frames of all segments: those of segments too quiet to keep
+    // statistics of (fewer than MIN_VOICE_FRAMES each) and the rest.
+    const kept = chunk.segments.reduce((sum, segment) => sum + (segment.cepstra?.count ?? 0), 0);
+    const quiet = chunk.segments.filter((segment) => !segment.cepstra).length;
+    const { count } = chunk.standardisation;
+    if (count < kept || count > kept + quiet * (MIN_VOICE_FRAMES - 1)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['standardisation', 'count'],
+        message: "a frame count that does not add up to the segments'",
+      });
+    }
+  });
+
+/**
+ * Checks what another worker stored (JSON parsed from S3, say) before it is clustered: the shape, the
+ * version, and that the figures can be statistics of the times they claim.
+ */
 export function parseChunkVoices(value: unknown): ChunkVoices {
   const parsed = chunkVoicesSchema.safeParse(value);
   if (!parsed.success) {
@@ -213,9 +277,10 @@ export async function gatherVoices(input: ChunkVoicesInput): Promise<ChunkVoices
 }
 
 /**
- * Once over the whole file (one channel): the chunks' statistics standardised by the file's mean and
- * variance, then agglomerative ΔBIC clustering with its stopping rule (or `speakersExpected`). Answers
- * the segments in time order, speakers numbered by first appearance.
+ * Once over the whole file (one channel), from every chunk's record in any order: the chunks' statistics
+ * standardised by the file's mean and variance (summed over the chunks), then agglomerative ΔBIC
+ * clustering with its stopping rule (or `speakersExpected`). Answers the segments in time order, speakers
+ * numbered by first appearance. Throws on a record that parseChunkVoices refuses, or on chunks that overlap.
  */
 export function clusterVoices(
   chunks: readonly ChunkVoices[],
@@ -233,12 +298,17 @@ export function clusterVoices(
   const { shift, scale } = scalingOf(file);
   const segments = ordered.flatMap((chunk) => chunk.segments).sort((a, b) => a.startMs - b.startMs);
   if (segments.length === 0) return [];
+  // Chunks cover parts of the file that do not overlap: overlapping segments are a chunk given twice.
+  if (segments.some((segment, index) => index > 0 && segment.startMs < (segments[index - 1]?.endMs ?? 0))) {
+    throw new Error('Malformed chunk voices: chunks that overlap in time (the same chunk twice?).');
+  }
   const clusters = segments.map(
     (segment, index): Cluster => ({
       segments: [index],
-      cepstra: segment.cepstra
-        ? decodeCepstra(segment.cepstra).standardised(shift, scale)
-        : new GaussianStats(CEPSTRA),
+      // parseChunkVoices has checked that the moments decode.
+      cepstra:
+        (segment.cepstra && decodeCepstra(segment.cepstra)?.standardised(shift, scale)) ??
+        new GaussianStats(CEPSTRA),
       pitch: pitchOf(segment.pitch),
     }),
   );
@@ -292,15 +362,13 @@ function diagonalIndex(i: number): number {
   return i * CEPSTRA - (i * (i - 1)) / 2;
 }
 
-function decodeCepstra(cepstra: NonNullable<VoiceSegment['cepstra']>): GaussianStats {
+/** The statistics a segment's `moments` hold, or undefined when they cannot be (not finite, a negative spread). */
+function decodeCepstra(cepstra: NonNullable<VoiceSegment['cepstra']>): GaussianStats | undefined {
   const d = CEPSTRA;
   const bytes = Buffer.from(cepstra.moments, 'base64');
+  if (bytes.length !== MOMENT_BYTES) return undefined;
   const floats = Float64Array.from({ length: 2 * d }, (_, i) => bytes.readFloatLE(4 * i));
-  if (!floats.every(Number.isFinite) || floats.subarray(d).some((value) => value < 0)) {
-    throw new Error(
-      'Malformed chunk voices: moments that are not statistics (not finite, or negative spread).',
-    );
-  }
+  if (!floats.every(Number.isFinite) || floats.subarray(d).some((value) => value < 0)) return undefined;
   const scatter = new Float64Array(triangleSize(d));
   let offset = 8 * d;
   for (let i = 0; i < d; i++) {
@@ -421,11 +489,50 @@ function merge(a: Cluster, b: Cluster): Cluster {
  */
 function clusterSegments(all: Cluster[], expected?: number): Cluster[] {
   const voiceless = all.filter((cluster) => cluster.cepstra.count < MIN_VOICE_FRAMES);
-  const clusters: (Cluster | undefined)[] = joinNeighbours(
-    all.filter((cluster) => cluster.cepstra.count >= MIN_VOICE_FRAMES),
+  const voiced = all.filter((cluster) => cluster.cepstra.count >= MIN_VOICE_FRAMES);
+  if (voiced.length === 0) return [{ ...(all[0] as Cluster), segments: all.flatMap((c) => c.segments) }];
+  const result = agglomerate(
+    clusterInBlocks(voiced),
+    expected === undefined
+      ? { fewest: 1, most: Number.POSITIVE_INFINITY }
+      : { fewest: expected, most: expected },
   );
-  if (clusters.length === 0) return [{ ...(all[0] as Cluster), segments: all.flatMap((c) => c.segments) }];
+  const firstHeard = result.reduce((first, cluster) =>
+    Math.min(...cluster.segments) < Math.min(...first.segments) ? cluster : first,
+  );
+  for (const lone of voiceless) {
+    const [index = 0] = lone.segments;
+    const home = result.find((cluster) => cluster.segments.includes(index - 1)) ?? firstHeard;
+    home.segments.push(index);
+  }
+  return result;
+}
 
+/**
+ * Keeps the quadratic clustering affordable on long recordings: past MAX_CLUSTERED_SEGMENTS, runs of
+ * BLOCK_SEGMENTS consecutive segments (minutes of speech each) are clustered on their own first, by the
+ * same rule but to at most half their number, and their clusters take the segments' place.
+ */
+function clusterInBlocks(clusters: Cluster[]): Cluster[] {
+  let current = clusters;
+  while (current.length > MAX_CLUSTERED_SEGMENTS) {
+    const next: Cluster[] = [];
+    for (let start = 0; start < current.length; start += BLOCK_SEGMENTS) {
+      const block = current.slice(start, start + BLOCK_SEGMENTS);
+      next.push(...agglomerate(block, { fewest: 1, most: Math.ceil(block.length / 2) }));
+    }
+    current = next;
+  }
+  return current;
+}
+
+/**
+ * Merges the most alike pair of clusters (lowest ΔBIC) first, never below `fewest` clusters, and stops
+ * once every pair's ΔBIC is positive if no more than `most` are left. Clusters come back in the order
+ * of the first of each that was given.
+ */
+function agglomerate(given: Cluster[], limits: { fewest: number; most: number }): Cluster[] {
+  const clusters: (Cluster | undefined)[] = [...given];
   // ΔBIC of every pair, computed once: a merge changes only the merged cluster's row (the joined
   // cluster takes the first one's slot), so each merge costs one row of ΔBIC, not a rescan of all pairs.
   const n = clusters.length;
@@ -453,11 +560,11 @@ function clusterSegments(all: Cluster[], expected?: number): Cluster[] {
       setBetween(i, j, distance(clusters[i] as Cluster, clusters[j] as Cluster));
   }
   for (const node of live) rescan(node);
-  while (live.size > Math.max(1, expected ?? 1)) {
+  while (live.size > Math.max(1, limits.fewest)) {
     let a = -1;
     for (const node of live) if (a < 0 || (bestScore[node] ?? 0) < (bestScore[a] ?? 0)) a = node;
     const b = best[a] ?? -1;
-    if (b < 0 || (expected === undefined && (bestScore[a] ?? 0) > 0)) break;
+    if (b < 0 || ((bestScore[a] ?? 0) > 0 && live.size <= limits.most)) break;
     const joined = merge(clusters[a] as Cluster, clusters[b] as Cluster);
     clusters[a] = joined;
     clusters[b] = undefined;
@@ -468,44 +575,5 @@ function clusterSegments(all: Cluster[], expected?: number): Cluster[] {
       else offer(node, a, between[node * n + a] ?? 0);
     }
   }
-  const result = clusters.filter((cluster): cluster is Cluster => cluster !== undefined);
-  const firstHeard = result.reduce((first, cluster) =>
-    Math.min(...cluster.segments) < Math.min(...first.segments) ? cluster : first,
-  );
-  for (const lone of voiceless) {
-    const [index = 0] = lone.segments;
-    const home = result.find((cluster) => cluster.segments.includes(index - 1)) ?? firstHeard;
-    home.segments.push(index);
-  }
-  return result;
-}
-
-/**
- * Keeps the quadratic clustering affordable on long recordings: while there are too many segments,
- * each is joined to the one before it when ΔBIC says they are one voice; if a pass joins nothing,
- * neighbours are paired regardless (a speaker's turn outlasts a segment far more often than not).
- */
-function joinNeighbours(clusters: Cluster[]): Cluster[] {
-  let current = clusters;
-  while (current.length > MAX_CLUSTERED_SEGMENTS) {
-    const alike = joinPass(current, (a, b) => distance(a, b) < 0);
-    current = alike.length < current.length ? alike : joinPass(current, () => true);
-  }
-  return current;
-}
-
-function joinPass(clusters: Cluster[], join: (a: Cluster, b: Cluster) => boolean): Cluster[] {
-  const joined: Cluster[] = [];
-  let justJoined = false;
-  for (const cluster of clusters) {
-    const last = joined.at(-1);
-    if (last && !justJoined && join(last, cluster)) {
-      joined[joined.length - 1] = merge(last, cluster);
-      justJoined = true;
-    } else {
-      joined.push(cluster);
-      justJoined = false;
-    }
-  }
-  return joined;
+  return clusters.filter((cluster): cluster is Cluster => cluster !== undefined);
 }

@@ -97,45 +97,48 @@ export class GaussianStats {
    */
   logDetCovariance(ridge: number): number {
     if (this.cachedLogDet?.ridge === ridge) return this.cachedLogDet.value;
-    const d = this.dimension;
-    const n = Math.max(1, this.count);
-    const covariance = new Float64Array(d * d);
-    for (let i = 0; i < d; i++) {
-      for (let j = i; j < d; j++) {
-        const value =
-          (this.products[i * d + j] ?? 0) / n -
-          ((this.sum[i] ?? 0) / n) * ((this.sum[j] ?? 0) / n) +
-          (i === j ? ridge : 0);
-        covariance[i * d + j] = value;
-        covariance[j * d + i] = value;
-      }
-    }
-    const value = logDetOfCholesky(covariance, d);
+    const value = logDetOfUnion(this, undefined, ridge);
     this.cachedLogDet = { ridge, value };
     return value;
   }
 }
 
+/** The lower triangle of the covariance being factorised, overwritten by its Cholesky factor in place. */
+let scratch = new Float64Array(0);
+
 /**
- * Log-determinant of a symmetric matrix (row-major) from its Cholesky factor L: 2 Σ log L_jj, with the
- * Cholesky–Banachiewicz order of ml-matrix's `CholeskyDecomposition` (the same figures to the last bit).
- * Written out because clustering computes about n²/2 of these for n segments, and a library matrix
- * object per call cost twenty times the arithmetic.
+ * Log-determinant of the maximum-likelihood covariance of the frames of `a` and `b` together (of `a`
+ * alone without `b`), `ridge` added to the diagonal, from its Cholesky factor L: 2 Σ log L_jj.
+ * Cholesky–Banachiewicz in the order of ml-matrix's `CholeskyDecomposition`, whose figures it gives to
+ * the last bit (test/unit/gaussian.test.ts), written out and without an allocation because clustering
+ * computes one per pair of clusters, about n² for n segments, and a library matrix object per call
+ * cost twenty times the arithmetic.
  */
-function logDetOfCholesky(matrix: Float64Array, d: number): number {
-  const lower = new Float64Array(d * d);
+function logDetOfUnion(a: GaussianStats, b: GaussianStats | undefined, ridge: number): number {
+  const d = a.dimension;
+  if (scratch.length < d * d) scratch = new Float64Array(d * d);
+  const lower = scratch;
+  const n = Math.max(1, a.count + (b?.count ?? 0));
+  for (let j = 0; j < d; j++) {
+    const sumJ = (a.sum[j] ?? 0) + (b?.sum[j] ?? 0);
+    for (let k = 0; k <= j; k++) {
+      const sumK = (a.sum[k] ?? 0) + (b?.sum[k] ?? 0);
+      const products = (a.products[k * d + j] ?? 0) + (b?.products[k * d + j] ?? 0);
+      lower[j * d + k] = products / n - (sumK / n) * (sumJ / n) + (j === k ? ridge : 0);
+    }
+  }
   let value = 0;
   for (let j = 0; j < d; j++) {
     let squares = 0;
     for (let k = 0; k < j; k++) {
       let s = 0;
       for (let i = 0; i < k; i++) s += (lower[k * d + i] ?? 0) * (lower[j * d + i] ?? 0);
-      s = ((matrix[j * d + k] ?? 0) - s) / (lower[k * d + k] ?? 0);
+      s = ((lower[j * d + k] ?? 0) - s) / (lower[k * d + k] ?? 0);
       lower[j * d + k] = s;
       squares = squares + s * s;
     }
     // Not positive definite (a degenerate set of frames): the factor's diagonal stops at 0.
-    const diagonal = Math.sqrt(Math.max((matrix[j * d + j] ?? 0) - squares, 0));
+    const diagonal = Math.sqrt(Math.max((lower[j * d + j] ?? 0) - squares, 0));
     lower[j * d + j] = diagonal;
     value += 2 * Math.log(Math.max(diagonal, Number.MIN_VALUE));
   }
@@ -158,11 +161,11 @@ export function gaussianParameters(dimension: number): number {
  * weighted by `penaltyWeight`. Positive says two sources (two voices), negative one.
  */
 export function deltaBic(a: GaussianStats, b: GaussianStats, penaltyWeight: number, ridge: number): number {
-  const both = a.plus(b);
+  const count = a.count + b.count;
   const fit =
     0.5 *
-    (both.count * both.logDetCovariance(ridge) -
+    (count * logDetOfUnion(a, b, ridge) -
       a.count * a.logDetCovariance(ridge) -
       b.count * b.logDetCovariance(ridge));
-  return fit - 0.5 * penaltyWeight * gaussianParameters(a.dimension) * Math.log(both.count);
+  return fit - 0.5 * penaltyWeight * gaussianParameters(a.dimension) * Math.log(count);
 }

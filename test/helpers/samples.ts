@@ -6,6 +6,7 @@ import {
   type DiarizationSplit,
   diarizationSplit,
 } from '#local/evaluation/diarization-set';
+import type { ChannelTurn } from '#local/evaluation/metrics';
 
 /** The shared recordings, read in place beside the repository (never copied into it). */
 export const SAMPLES_DIR = resolve(
@@ -52,6 +53,16 @@ export const diarizationSamples: DiarizationSample[] = (
     'split'
   >[]
 ).map((sample) => ({ ...sample, split: diarizationSplit(sample.id) }));
+
+/** Who spoke when, in the metrics' terms (milliseconds). */
+export function speakerTurnsOf(sample: { speakers: SpeakerTurnEntry[] }): ChannelTurn[] {
+  return sample.speakers.map((turn) => ({
+    speaker: turn.speaker,
+    startMs: turn.start * 1000,
+    endMs: turn.end * 1000,
+    ...(turn.channel !== undefined ? { channel: turn.channel } : {}),
+  }));
+}
 
 export function samplePath(sample: Sample): string {
   return join(SAMPLES_DIR, sample.file);

@@ -12,12 +12,12 @@ import { SphinxRecognizer } from '#speech/sphinx';
 import { detectSpeech } from '#speech/vad';
 import { detectVoicing } from '#speech/voicing';
 import {
-  type DiarizationSample,
   diarizationSamples,
   findSample,
   type Sample,
   samplePath,
   samplesOfKind,
+  speakerTurnsOf,
 } from '#test/helpers/samples';
 
 let workDir: string;
@@ -44,14 +44,6 @@ const speakerCount = (segments: { speaker?: number | string }[]) =>
 
 const asTurns = (segments: SpeakerSegment[]): SpeakerTurn[] =>
   segments.map((segment) => ({ ...segment, speaker: String(segment.speaker) }));
-
-const referenceOf = (sample: DiarizationSample) =>
-  sample.speakers.map((turn) => ({
-    speaker: turn.speaker,
-    startMs: turn.start * 1000,
-    endMs: turn.end * 1000,
-    ...(turn.channel !== undefined ? { channel: turn.channel } : {}),
-  }));
 
 /** A copy of a sample changed by an ffmpeg audio filter (never committed: made in the test's work dir). */
 function filtered(sample: Sample, filter: string): string {
@@ -95,7 +87,7 @@ describe('diarization on conversations nobody tuned for', () => {
           ...(stereo ? { dual_channel: 'true' } : {}),
         }),
       });
-      const reference = referenceOf(sample);
+      const reference = speakerTurnsOf(sample);
       if (speakerCount(result.words) === new Set(reference.map((turn) => turn.speaker)).size) countRight += 1;
       const scores = diarizationScores(result, reference);
       derSum += scores.der;
