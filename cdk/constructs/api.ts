@@ -138,6 +138,28 @@ export class Api extends Construct {
       audio: ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
     });
     bindQueue(submit, ENV.jobsQueueUrl, queues.jobsQueue);
+    // Idempotency-Key records (Powertools reads, takes conditionally, completes and frees them).
+    bindTable(submit, ENV.idempotencyTable, data.idempotencyTable, [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+    ]);
+
+    // Delete reads the job, replaces it with a tombstone, and removes every object it may have.
+    const deleteFunction = new ServiceFunction(this, 'Delete', {
+      entry: 'functions/api/delete.ts',
+      description: 'DELETE /v1-beta/transcript',
+      serviceName: 'transcription-delete',
+      timeout: Duration.seconds(15),
+      memorySize: 512,
+    });
+    bindTable(deleteFunction, ENV.jobsTable, jobsTable, ['dynamodb:GetItem', 'dynamodb:PutItem']);
+    bindBucket(deleteFunction, ENV.mediaBucket, mediaBucket, {
+      audio: ['s3:DeleteObject'],
+      results: ['s3:DeleteObject'],
+      transcribeOutput: ['s3:DeleteObject'],
+    });
 
     // Status and export read a job and its stored result, nothing else.
     const resultReader = (id: string, entry: string, description: string, serviceName: string) => {
@@ -182,6 +204,17 @@ export class Api extends Construct {
       memorySize: 256,
     });
 
+    // The OpenAPI document and its reference page: static, no data.
+    const staticPage = (id: string, entry: string, description: string, serviceName: string) =>
+      new ServiceFunction(this, id, { entry, description, serviceName, timeout: Duration.seconds(5), memorySize: 256 });
+    const openapi = staticPage('OpenApi', 'functions/api/openapi.ts', 'GET /openapi.json', 'transcription-openapi');
+    const reference = staticPage(
+      'Reference',
+      'functions/api/reference.ts',
+      'GET /reference',
+      'transcription-reference',
+    );
+
     const authorizer = new ServiceFunction(this, 'Authorizer', {
       entry: 'functions/api/authorizer.ts',
       description: 'API key → tenant',
@@ -190,7 +223,17 @@ export class Api extends Construct {
       memorySize: 256,
     });
     bindTable(authorizer, ENV.apiKeysTable, apiKeysTable, ['dynamodb:GetItem']);
-    this.functions = { submit, status, export: exportFunction, list, console: consolePage, authorizer };
+    const handlers: Record<ApiHandlerName, ServiceFunction> = {
+      submit,
+      status,
+      export: exportFunction,
+      delete: deleteFunction,
+      list,
+      console: consolePage,
+      openapi,
+      reference,
+    };
+    this.functions = { ...handlers, authorizer };
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: FUNCTION_DEFAULTS.logRetention });
     this.restApi = new RestApi(this, 'RestApi', {
@@ -232,13 +275,6 @@ export class Api extends Construct {
       (requestAuthorizer.node.defaultChild as CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
     }
 
-    const handlers: Record<ApiHandlerName, ServiceFunction> = {
-      submit,
-      status,
-      export: exportFunction,
-      list,
-      console: consolePage,
-    };
     for (const route of API_ROUTES) {
       const resource = route.path
         .split('/')

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from '#console/generated/assets';
 import { consolePage, contentSecurityPolicy } from '#console/page';
 import { httpHandler } from './http.ts';
+import { type RouteOperation } from './schemas.ts';
 
 /** GET /console: the web console page. It holds no data; the page asks the API with the user's key. */
 export const handler = httpHandler(async () => {
@@ -18,3 +20,10 @@ export const handler = httpHandler(async () => {
     body: consolePage({ script: CONSOLE_SCRIPT, style: CONSOLE_STYLE }, nonce),
   };
 });
+
+/** The route in the OpenAPI document. */
+export const operation: RouteOperation = {
+  summary: 'Web console',
+  description: 'A page that lists and shows the jobs of the API key pasted into it. It holds no data.',
+  responses: { '200': { description: 'The page.', content: { 'text/html': { schema: z.string() } } } },
+};

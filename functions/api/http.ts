@@ -19,6 +19,7 @@ const HTTP_STATUS: Record<RequestErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  conflict: 409,
   internal: 500,
 };
 

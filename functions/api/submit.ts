@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import { awsServices } from '#aws/services';
 import { audioKey, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
 import { RequestError } from '#core/errors';
-import { newJobId, toSubmissionRecord } from '#core/job';
-import { ensureCapacity, submitJob } from '#core/submit';
+import { newJobId } from '#core/job';
+import { optionsSchema } from '#core/options';
+import { ensureCapacity, IDEMPOTENCY_HEADER, parseIdempotencyKey, submitOnce } from '#core/submit';
 import {
   bodyByteLength,
   bodyStream,
@@ -13,6 +15,7 @@ import {
   tenantIdOf,
 } from './http.ts';
 import { parseMultipartForm } from './multipart.ts';
+import { errorResponses, jsonContent, type RouteOperation, submissionRecordSchema } from './schemas.ts';
 
 /** POST /v1-beta/transcript: multipart upload of the audio with the job's options (SPEC 4.1). */
 export const handler = httpHandler(async (event) => {
@@ -32,7 +35,8 @@ export const handler = httpHandler(async (event) => {
   }
 
   queryParameters(event, []);
-  const { config, jobs, media, queue } = awsServices();
+  const idempotencyKey = parseIdempotencyKey(headerValue(event.headers, IDEMPOTENCY_HEADER));
+  const { config, jobs, media, queue, idempotency } = awsServices();
   const tenantId = tenantIdOf(event);
   await ensureCapacity(jobs, tenantId, config.maxActiveJobsPerTenant);
   const id = newJobId();
@@ -42,17 +46,54 @@ export const handler = httpHandler(async (event) => {
     contentType,
     receiveFile: (stream, info) => media.putAudio(key, stream, info.mimeType),
   });
-  const job = await submitJob(
-    { jobs, media, queue },
+  const { record, replayed } = await submitOnce(
+    { jobs, media, queue, idempotency },
     {
       id,
       tenantId,
       fields: form.fields,
-      ...(form.file ? { audio: { key, bytes: form.file.bytes } } : {}),
+      ...(form.file ? { audio: { key, ...form.file } } : {}),
       ...(form.problem ? { problem: form.problem } : {}),
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
       now: new Date(),
     },
     { allowHttpWebhooks: config.localMode },
   );
-  return jsonResponse(200, toSubmissionRecord(job));
+  const response = jsonResponse(200, record);
+  // As the same request answered the first time, with a header that tells it is a repeat.
+  if (replayed) response.headers = { ...response.headers, 'idempotent-replayed': 'true' };
+  return response;
 });
+
+/** The route in the OpenAPI document. */
+export const operation: RouteOperation = {
+  summary: 'Submit a file',
+  description:
+    `multipart/form-data with the file in the part \`audio\` (\`file\` is an alias) and the options as text parts. ` +
+    `Bodies are limited to ${MAX_DIRECT_UPLOAD_BYTES} bytes. With an \`${IDEMPOTENCY_HEADER}\` header, the same ` +
+    'key with the same parts and audio within 24 hours answers the first job (with `idempotent-replayed: true`), ' +
+    'and a 409 for another request.',
+  requestParams: {
+    header: z.object({
+      [IDEMPOTENCY_HEADER]: z
+        .string()
+        .regex(/^[\x21-\x7e]{1,255}$/)
+        .optional()
+        .meta({ description: 'Makes the submission idempotent for 24 hours (a UUID is typical).' }),
+    }),
+  },
+  requestBody: {
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: optionsSchema(false).extend({
+          audio: z.string().meta({ format: 'binary', description: 'The audio or video file.' }),
+        }),
+      },
+    },
+  },
+  responses: {
+    '200': { description: 'The job, queued (SPEC 2.1).', content: jsonContent(submissionRecordSchema) },
+    ...errorResponses([400, 409, 413, 415, 429]),
+  },
+};

@@ -9,13 +9,18 @@ import type { ServiceConfig } from './config.ts';
 // Emulators accept any credentials; real AWS uses the default provider chain.
 const emulatorCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-export function createDocumentClient(config: ServiceConfig): DynamoDBDocumentClient {
+export function createDynamoClient(config: ServiceConfig): DynamoDBClient {
   const { dynamodb } = config.endpoints;
-  const client = new DynamoDBClient({
+  return new DynamoDBClient({
     region: config.region,
     ...(dynamodb ? { endpoint: dynamodb, credentials: emulatorCredentials } : {}),
   });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+export function createDocumentClient(config: ServiceConfig): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(createDynamoClient(config), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
 }
 
 export function createS3Client(config: ServiceConfig): S3Client {

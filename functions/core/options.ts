@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { MIN_RETENTION_DAYS, RETENTION_DAYS } from '#commons/contract';
 import { RequestError } from './errors.ts';
+import { refusedByName } from './webhook-address.ts';
 
 /** The options a client sets per job (SPEC 4.1), after defaults (DESIGN 3). */
 export interface JobOptions {
@@ -13,6 +15,8 @@ export interface JobOptions {
   custom: string;
   /** How many speakers the client expects (a hint to diarization); absent when not sent. */
   speakers_expected?: number;
+  /** Days to keep the job, its audio and its result, when fewer than the 90 days of every job. */
+  retention_days?: number;
 }
 
 export const LANGUAGES = ['enUs'] as const;
@@ -39,16 +43,20 @@ const webhookUrl = (allowHttp: boolean) =>
     .refine((value) => value === '' || isWebhookUrl(value, allowHttp), {
       error: allowHttp
         ? 'webhook_url must be empty or an absolute http:// or https:// URL.'
-        : 'webhook_url must be empty or an absolute https:// URL.',
+        : 'webhook_url must be empty or an absolute https:// URL of a public host (not localhost or a private address).',
     });
 
 function isWebhookUrl(value: string, allowHttp: boolean): boolean {
   if (!URL.canParse(value)) return false;
   const { protocol, hostname } = new URL(value);
-  return hostname !== '' && (protocol === 'https:' || (allowHttp && protocol === 'http:'));
+  if (hostname === '') return false;
+  // Local mode takes any address here: delivery itself goes to this machine only.
+  if (allowHttp) return protocol === 'https:' || protocol === 'http:';
+  return protocol === 'https:' && !refusedByName(hostname, 'public');
 }
 
-function optionsSchema(allowHttpWebhooks: boolean) {
+/** The option parts of a submission form, as the submit handler parses them (and the OpenAPI document describes). */
+export function optionsSchema(allowHttpWebhooks: boolean) {
   return z.strictObject({
     dual_channel: flag('dual_channel', false),
     punctuate: flag('punctuate', true),
@@ -82,10 +90,22 @@ function optionsSchema(allowHttpWebhooks: boolean) {
       .transform(Number)
       .refine((value) => value >= 1 && value <= MAX_SPEAKERS_EXPECTED, { error: speakersExpectedError })
       .optional(),
+    retention_days: z
+      .string()
+      .trim()
+      .regex(/^\d{1,2}$/, { error: retentionDaysError })
+      .transform(Number)
+      .refine((value) => value >= MIN_RETENTION_DAYS && value <= MAX_RETENTION_DAYS, {
+        error: retentionDaysError,
+      })
+      .optional(),
   });
 }
 
 const speakersExpectedError = `speakers_expected must be a whole number from 1 to ${MAX_SPEAKERS_EXPECTED}.`;
+/** Shorter than the retention of every job: asking for the default is asking for nothing. */
+export const MAX_RETENTION_DAYS = RETENTION_DAYS - 1;
+const retentionDaysError = `retention_days must be a whole number from ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}.`;
 
 /** The text parts of a submission that are options; `audio`, `file` and `audio_ref` are not. */
 export const OPTION_FIELDS = [
@@ -98,6 +118,7 @@ export const OPTION_FIELDS = [
   'webhook_url',
   'custom',
   'speakers_expected',
+  'retention_days',
 ] as const;
 
 export interface ParseOptionsSettings {
@@ -115,7 +136,9 @@ export function parseJobOptions(
 ): JobOptions {
   const parsed = optionsSchema(settings.allowHttpWebhooks ?? false).safeParse(fields);
   if (parsed.success) {
-    const { speakers_expected, ...options } = parsed.data;
+    const { speakers_expected, retention_days, ...parsedOptions } = parsed.data;
+    const options: JobOptions =
+      retention_days === undefined ? parsedOptions : { ...parsedOptions, retention_days };
     // A hint about speakers means nothing unless speakers are told apart.
     if (speakers_expected !== undefined && !options.speaker_diarization) {
       throw new RequestError(

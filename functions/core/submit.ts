@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { RequestError } from './errors.ts';
-import { type Job, newJob } from './job.ts';
+import { type Job, newJob, type SubmissionRecord, toSubmissionRecord } from './job.ts';
 import { type ParseOptionsSettings, parseJobOptions } from './options.ts';
-import type { JobQueue, JobStore, MediaStore } from './ports.ts';
+import type { IdempotentRequests, JobQueue, JobStore, MediaStore } from './ports.ts';
 
 export interface SubmitDeps {
   jobs: JobStore;
@@ -13,6 +14,8 @@ export interface SubmitDeps {
 export interface ReceivedAudio {
   key: string;
   bytes: number;
+  /** SHA-256 of the bytes (hex), which an idempotent submission compares. */
+  sha256?: string;
 }
 
 export interface Submission {
@@ -22,6 +25,8 @@ export interface Submission {
   audio?: ReceivedAudio;
   /** Something wrong with the form found while reading it; the audio may still have been stored. */
   problem?: RequestError;
+  /** The client's `Idempotency-Key`, already checked by parseIdempotencyKey. */
+  idempotencyKey?: string;
   now: Date;
 }
 
@@ -74,4 +79,63 @@ export async function submitJob(
   }
   await deps.queue.enqueue(job.id).catch(() => undefined);
   return job;
+}
+
+/** The header that makes a submission idempotent. */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** An `Idempotency-Key` value: 1 to 255 visible ASCII characters (a UUID is typical). */
+export function parseIdempotencyKey(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!IDEMPOTENCY_KEY.test(value)) {
+    throw new RequestError(
+      'invalid_request',
+      `${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters, such as a UUID.`,
+      IDEMPOTENCY_HEADER,
+    );
+  }
+  return value;
+}
+
+/**
+ * What makes two submissions the same: their text parts as sent (in any order) and the bytes of their
+ * audio. The multipart boundary, the part order and the file's name are left out, since a client
+ * retrying the same request may change them.
+ */
+export function submissionFingerprint(fields: Record<string, string>, audioSha256: string | undefined): string {
+  const parts = Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify({ fields: parts, audio: audioSha256 ?? null }))
+    .digest('hex');
+}
+
+/**
+ * Submits a job, once per `Idempotency-Key` when the client sent one: the same key with the same
+ * submission within 24 hours answers the first job's record (and the audio received again is removed);
+ * the same key with another submission is a `conflict`. Without a key, every submission is a new job.
+ */
+export async function submitOnce(
+  deps: SubmitDeps & { idempotency: IdempotentRequests },
+  submission: Submission,
+  settings: ParseOptionsSettings = {},
+): Promise<{ record: SubmissionRecord; replayed: boolean }> {
+  const submit = async () => toSubmissionRecord(await submitJob(deps, submission, settings));
+  const key = submission.idempotencyKey;
+  if (key === undefined) return { record: await submit(), replayed: false };
+  const { audio } = submission;
+  try {
+    const { result, replayed } = await deps.idempotency.once({
+      scope: 'submit',
+      tenantId: submission.tenantId,
+      key,
+      fingerprint: submissionFingerprint(submission.fields, audio?.sha256),
+      work: submit,
+    });
+    if (replayed && audio) await deps.media.delete(audio.key).catch(() => undefined);
+    return { record: result, replayed };
+  } catch (error) {
+    if (audio) await deps.media.delete(audio.key).catch(() => undefined);
+    throw error;
+  }
 }

@@ -8,7 +8,7 @@ import { failAbandonedJob } from '#core/process-job';
 const processor = new BatchProcessor(EventType.SQS);
 
 async function processRecord(record: SQSRecord): Promise<void> {
-  const { config, jobs } = awsServices();
+  const { config, finishingJobs } = awsServices();
   let jobId: string | undefined;
   try {
     jobId = decodeWorkerMessage(record.body, config.transcribeJobPrefix)?.jobId;
@@ -20,7 +20,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
     logger.error('Dead-lettered message names no job of this deployment', { messageId: record.messageId });
     return;
   }
-  const failed = await failAbandonedJob(jobs, jobId);
+  const failed = await failAbandonedJob(finishingJobs, jobId);
   logger.error('Job given up after repeated failures', { jobId, markedError: failed });
 }
 

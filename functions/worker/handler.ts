@@ -10,9 +10,9 @@ let deps: ProcessDeps | undefined;
 
 function processDeps(): ProcessDeps {
   if (!deps) {
-    const { config, jobs, media, queue } = awsServices();
+    const { config, finishingJobs, media, queue } = awsServices();
     deps = {
-      jobs,
+      jobs: finishingJobs,
       media,
       queue,
       transcriber: createTranscriber(config, media),

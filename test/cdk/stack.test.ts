@@ -58,11 +58,36 @@ describe('data', () => {
           IndexName: RESOURCES.jobsTable.activeTenantIndex.name,
           Projection: { ProjectionType: 'KEYS_ONLY' },
         }),
+        // Sparse: jobs with a shorter retention, by expiry, for the sweeper to remove.
+        Match.objectLike({
+          IndexName: RESOURCES.jobsTable.expiryIndex.name,
+          KeySchema: [
+            { AttributeName: RESOURCES.jobsTable.expiryIndex.partitionKey, KeyType: 'HASH' },
+            { AttributeName: RESOURCES.jobsTable.ttlAttribute, KeyType: 'RANGE' },
+          ],
+        }),
       ],
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: RESOURCES.jobsTable.ttlAttribute, AttributeType: 'N' },
+      ]),
     });
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it('keeps idempotency records a day by TTL, and tenant webhook secrets encrypted and retained', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: RESOURCES.idempotencyTable.partitionKey, KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: RESOURCES.idempotencyTable.ttlAttribute, Enabled: true },
+    });
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        KeySchema: [{ AttributeName: RESOURCES.tenantsTable.partitionKey, KeyType: 'HASH' }],
+        SSESpecification: { SSEEnabled: true },
+      }),
     });
   });
 
@@ -123,7 +148,8 @@ describe('queues', () => {
 describe('functions', () => {
   it('runs every zip function on Node.js 22, arm64, with JSON logs', () => {
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions).toHaveLength(9);
+    // The API's eight routes and the authorizer, the worker, its dead-letter handler, the sweeper, webhooks.
+    expect(functions).toHaveLength(13);
     for (const [, fn] of functions) {
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
@@ -155,9 +181,9 @@ describe('functions', () => {
     expect(prefixes).toEqual(['TranscriptionService-', 'TranscriptionService-']);
   });
 
-  it('feeds the worker one message at a time with partial batch responses, and the dead-letter handler too', () => {
+  it('feeds the worker one message at a time with partial batch responses, and the dead-letter handler and webhooks too', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(2);
+    expect(mappings).toHaveLength(3);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -191,12 +217,21 @@ describe('API', () => {
       AuthorizerResultTtlInSeconds: 300,
     });
     const methods = ofType('AWS::ApiGateway::Method').map(([, method]) => method.Properties);
-    expect(methods.map((method) => method.HttpMethod).sort()).toEqual(['GET', 'GET', 'GET', 'GET', 'POST']);
-    // Every route but the console page, which holds no data, is behind the authorizer.
+    expect(methods.map((method) => method.HttpMethod).sort()).toEqual([
+      'DELETE',
+      'GET',
+      'GET',
+      'GET',
+      'GET',
+      'GET',
+      'GET',
+      'POST',
+    ]);
+    // Every route but the pages and the document, which hold no data, is behind the authorizer.
     const open = methods.filter((method) => method.AuthorizationType !== 'CUSTOM');
-    expect(open).toHaveLength(1);
-    expect(open[0]?.AuthorizationType).toBe('NONE');
-    expect(JSON.stringify(open[0]?.ResourceId)).toMatch(/console/i);
+    expect(open.map((method) => method.AuthorizationType)).toEqual(['NONE', 'NONE', 'NONE']);
+    const openResources = open.map((method) => JSON.stringify(method.ResourceId)).join(' ');
+    for (const page of [/console/i, /openapi/i, /reference/i]) expect(openResources).toMatch(page);
   });
 
   it('passes multipart and audio bodies as binary', () => {
@@ -233,10 +268,16 @@ describe('API', () => {
 });
 
 describe('alarms and outputs', () => {
-  it('alarms on dead letters, worker errors, the API 5xx rate and the oldest queued message', () => {
+  it('alarms on dead letters (jobs and webhooks), worker errors, the API 5xx rate and the oldest queued message', () => {
     const metrics = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties.MetricName);
     expect(metrics.sort()).toEqual(
-      ['5XXError', 'ApproximateAgeOfOldestMessage', 'ApproximateNumberOfMessagesVisible', 'Errors'].sort(),
+      [
+        '5XXError',
+        'ApproximateAgeOfOldestMessage',
+        'ApproximateNumberOfMessagesVisible',
+        'ApproximateNumberOfMessagesVisible',
+        'Errors',
+      ].sort(),
     );
     for (const [, alarm] of ofType('AWS::CloudWatch::Alarm')) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
@@ -250,8 +291,11 @@ describe('alarms and outputs', () => {
       'ConsoleUrl',
       'JobsTableName',
       'ApiKeysTableName',
+      'TenantsTableName',
+      'ApiReferenceUrl',
       'MediaBucketName',
       'JobsQueueName',
+      'WebhookQueueName',
     ]) {
       expect(outputs).toContain(name);
     }
@@ -259,7 +303,7 @@ describe('alarms and outputs', () => {
 });
 
 describe('least privilege', () => {
-  it('runs the sweeper every sweep interval, letting it read due jobs, move them and send messages, nothing else', () => {
+  it('runs the sweeper every sweep interval, letting it read due and expired jobs, move or remove them and send messages, nothing else', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: `rate(${SWEEP_INTERVAL_SECONDS / 60} minutes)`,
       State: 'ENABLED',
@@ -276,13 +320,57 @@ describe('least privilege', () => {
     expect(new Set(actions)).toEqual(
       new Set([
         'dynamodb:Query',
+        'dynamodb:GetItem',
         'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        's3:DeleteObject',
         'sqs:SendMessage',
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
       ]),
     );
     expect(text).toContain(`/index/${RESOURCES.jobsTable.dueIndex.name}`);
+    expect(text).toContain(`/index/${RESOURCES.jobsTable.expiryIndex.name}`);
+  });
+
+  it('lets the webhook function read jobs and secrets, record attempts and queue the next, nothing else', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('WebhooksFunctionServiceRole'));
+    if (!policy) throw new Error('The webhook function has no policy.');
+    const actions = (
+      policy[1].Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }
+    ).Statement.flatMap((statement) => statement.Action);
+    expect(new Set(actions)).toEqual(
+      new Set([
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'sqs:SendMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+      ]),
+    );
+    // Its own small function, not the worker's image; the status link in each webhook is the API's.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Environment: { Variables: Match.objectLike({ PUBLIC_API_URL: Match.anyValue() }) },
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: {
+        maxReceiveCount: RESOURCES.webhookDeadLetterQueue.maxReceiveCount,
+        deadLetterTargetArn: Match.anyValue(),
+      },
+    });
+  });
+
+  it('lets the delete route read and replace a job and remove its objects, nothing else', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('ApiDeleteServiceRole'));
+    if (!policy) throw new Error('The delete function has no policy.');
+    const actions = (
+      policy[1].Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }
+    ).Statement.flatMap((statement) => statement.Action);
+    expect(new Set(actions)).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:PutItem', 's3:DeleteObject']));
   });
 
   it('lets the list route query the tenant index and nothing else of the table', () => {
