@@ -10,6 +10,9 @@ import { RESOURCES, RETENTION_DAYS, SWEEP_INTERVAL_SECONDS } from '#commons/cont
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
+/** A synthesis bundles every function with esbuild: tens of seconds on a busy machine. */
+const SYNTH_TIMEOUT_MS = 240_000;
+
 function synthesize(context: Record<string, string> = {}) {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
   const { app, stack } = buildApp(new App({ outdir, context }));
@@ -24,7 +27,7 @@ let resources: Resources;
 beforeAll(() => {
   ({ template } = synthesize({ workerConcurrency: '7' }));
   resources = template.toJSON().Resources;
-});
+}, SYNTH_TIMEOUT_MS);
 
 function ofType(type: string) {
   return Object.entries(resources).filter(([, resource]) => resource.Type === type);
@@ -410,14 +413,14 @@ describe('cdk-nag AwsSolutions', () => {
       readFileSync(join(outdir, 'validation-report.json'), 'utf8').replace(/^\uFEFF/, '') || '{}',
     );
     expect(JSON.stringify(report)).not.toMatch(/"status":\s*"failure"/);
-  });
+  }, SYNTH_TIMEOUT_MS);
 
   it('fails the synthesis for a finding nobody acknowledged', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
     const { app, stack } = buildApp(new App({ outdir }));
     new Bucket(stack, 'UnloggedBucket');
     expect(() => app.synth()).toThrow(/AwsSolutions-S1\b/);
-  });
+  }, SYNTH_TIMEOUT_MS);
 });
 
 describe('settings', () => {
@@ -437,7 +440,7 @@ describe('settings', () => {
     });
     expect(JSON.stringify(custom.toJSON())).toContain('bedrock:InvokeModel');
     expect(JSON.stringify(template.toJSON())).not.toContain('bedrock:');
-  });
+  }, SYNTH_TIMEOUT_MS);
 
   it('refuses settings that cannot work', () => {
     expect(() => buildApp(new App({ context: { summarizer: 'bedrock' } }))).toThrow(/bedrockModelId/);
