@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { DynamoApiKeyStore } from '#aws/api-keys-table';
-import { DynamoTenantStore } from '#aws/tenants-table';
 import { createDocumentClient } from '#aws/clients';
 import { readServiceConfig } from '#aws/config';
+import { DynamoTenantStore } from '#aws/tenants-table';
 import { ENV } from '#commons/contract';
 import { createApiKey } from '#core/api-keys';
 import { createWebhookSecret, rotateWebhookSecret } from '#core/webhooks';

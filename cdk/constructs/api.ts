@@ -206,8 +206,19 @@ export class Api extends Construct {
 
     // The OpenAPI document and its reference page: static, no data.
     const staticPage = (id: string, entry: string, description: string, serviceName: string) =>
-      new ServiceFunction(this, id, { entry, description, serviceName, timeout: Duration.seconds(5), memorySize: 256 });
-    const openapi = staticPage('OpenApi', 'functions/api/openapi.ts', 'GET /openapi.json', 'transcription-openapi');
+      new ServiceFunction(this, id, {
+        entry,
+        description,
+        serviceName,
+        timeout: Duration.seconds(5),
+        memorySize: 256,
+      });
+    const openapi = staticPage(
+      'OpenApi',
+      'functions/api/openapi.ts',
+      'GET /openapi.json',
+      'transcription-openapi',
+    );
     const reference = staticPage(
       'Reference',
       'functions/api/reference.ts',

@@ -23,7 +23,8 @@ export class Sweeper extends Construct {
     const { jobsTable } = props.data;
     this.function = new ServiceFunction(this, 'Function', {
       entry: 'functions/worker/sweeper.ts',
-      description: 'Re-queues, checks or fails jobs that nothing moved; removes jobs past a shorter retention',
+      description:
+        'Re-queues, checks or fails jobs that nothing moved; removes jobs past a shorter retention',
       serviceName: 'transcription-sweeper',
       timeout: Duration.seconds(60),
       memorySize: 256,

@@ -42,7 +42,10 @@ export class Webhooks extends Construct {
       retentionPeriod: Duration.seconds(webhookDeadLetterQueue.retentionSeconds),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: webhookDeadLetterQueue.maxReceiveCount },
+      deadLetterQueue: {
+        queue: this.deadLetterQueue,
+        maxReceiveCount: webhookDeadLetterQueue.maxReceiveCount,
+      },
     });
 
     this.function = new ServiceFunction(this, 'Function', {
@@ -57,7 +60,10 @@ export class Webhooks extends Construct {
     this.function.addEventSource(
       new SqsEventSource(this.queue, { batchSize: webhookQueue.batchSize, reportBatchItemFailures: true }),
     );
-    bindTable(this.function, ENV.jobsTable, props.data.jobsTable, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    bindTable(this.function, ENV.jobsTable, props.data.jobsTable, [
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+    ]);
     bindTable(this.function, ENV.tenantsTable, props.data.tenantsTable, ['dynamodb:GetItem']);
     // The next attempt of a failed one.
     bindQueue(this.function, ENV.webhookQueueUrl, this.queue);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from '#console/generated/assets';
 import { consolePage, contentSecurityPolicy } from '#console/page';
 import { httpHandler } from './http.ts';
-import { type RouteOperation } from './schemas.ts';
+import type { RouteOperation } from './schemas.ts';
 
 /** GET /console: the web console page. It holds no data; the page asks the API with the user's key. */
 export const handler = httpHandler(async () => {

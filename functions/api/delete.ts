@@ -1,7 +1,13 @@
 import { awsServices } from '#aws/services';
 import { deleteJob } from '#core/delete-job';
 import { httpHandler, jsonResponse, queryParameters, requiredJobId, tenantIdOf } from './http.ts';
-import { deletionRecordSchema, errorResponses, jobIdQuery, jsonContent, type RouteOperation } from './schemas.ts';
+import {
+  deletionRecordSchema,
+  errorResponses,
+  jobIdQuery,
+  jsonContent,
+  type RouteOperation,
+} from './schemas.ts';
 
 /**
  * DELETE /v1-beta/transcript?id=: removes a job's audio, result and engine output and leaves a
@@ -17,7 +23,7 @@ export const handler = httpHandler(async (event) => {
 export const operation: RouteOperation = {
   summary: 'Delete a job',
   description:
-    'Removes the audio, the result and any engine output, and the job record\'s content (a tombstone with the ' +
+    "Removes the audio, the result and any engine output, and the job record's content (a tombstone with the " +
     'id, the account and the deletion time stays). From then on the job is a 404 on every route. Idempotent: ' +
     'deleting again answers the same record. A job being transcribed is never completed afterwards.',
   requestParams: { query: jobIdQuery },

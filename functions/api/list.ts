@@ -12,7 +12,8 @@ export const handler = httpHandler(async (event) => {
 /** The route in the OpenAPI document. */
 export const operation: RouteOperation = {
   summary: 'List jobs',
-  description: "The account's jobs of the last 90 days (or their shorter retention), newest first, never the results.",
+  description:
+    "The account's jobs of the last 90 days (or their shorter retention), newest first, never the results.",
   requestParams: { query: listQuery },
   responses: {
     '200': { description: 'A page of jobs.', content: jsonContent(jobListSchema) },

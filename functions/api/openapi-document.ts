@@ -48,7 +48,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       description:
         'Asynchronous transcription: submit a file, get a job at once, follow it until it is completed or in ' +
         'error, or receive a signed webhook (Standard Webhooks: `webhook-id`, `webhook-timestamp`, ' +
-        '`webhook-signature`, HMAC-SHA256 with your account\'s secret) when it ends. Errors are ' +
+        "`webhook-signature`, HMAC-SHA256 with your account's secret) when it ends. Errors are " +
         '`{"error": {"code", "message", "field"?}}`.',
     },
     // Relative to where this document is served: the API's `{base_url}`.

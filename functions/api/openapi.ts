@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import document from './openapi.json' with { type: 'json' };
 import { httpHandler } from './http.ts';
+import document from './openapi.json' with { type: 'json' };
 import type { RouteOperation } from './schemas.ts';
 
 const body = JSON.stringify(document);
@@ -23,6 +23,9 @@ export const operation: RouteOperation = {
   summary: 'This document',
   description: 'The OpenAPI 3.1 document of the API.',
   responses: {
-    '200': { description: 'The document.', content: { 'application/json': { schema: z.object({}).loose() } } },
+    '200': {
+      description: 'The document.',
+      content: { 'application/json': { schema: z.object({}).loose() } },
+    },
   },
 };

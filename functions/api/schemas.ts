@@ -24,7 +24,10 @@ export const errorSchema = z
     error: z.object({
       code: z.enum(REQUEST_ERROR_CODES),
       message: z.string(),
-      field: z.string().optional().meta({ description: 'The form part, query parameter or header at fault.' }),
+      field: z
+        .string()
+        .optional()
+        .meta({ description: 'The form part, query parameter or header at fault.' }),
     }),
   })
   .meta({ id: 'Error', description: 'Every refusal: a code a client can act on, and a message.' });
@@ -33,7 +36,9 @@ const jobError = z
   .object({ code: z.enum(JOB_ERROR_CODES), message: z.string() })
   .meta({ id: 'JobError', description: 'Why a job ended in `error`.' });
 
-const timestamp = z.string().meta({ description: 'ISO 8601 UTC with milliseconds.', example: '2026-11-21T06:11:47.088Z' });
+const timestamp = z
+  .string()
+  .meta({ description: 'ISO 8601 UTC with milliseconds.', example: '2026-11-21T06:11:47.088Z' });
 // Typed as a string by core (String(boolean)); the document says which two it is.
 const flagString = z.string().meta({ enum: ['true', 'false'] });
 
@@ -53,7 +58,10 @@ export const submissionRecordSchema = z
     speakers_expected: z.string().optional().meta({ description: 'Only when sent.' }),
     retention_days: z.string().optional().meta({ description: 'Only when sent.' }),
   })
-  .meta({ id: 'SubmissionRecord', description: 'SPEC 2.1: the options echoed as the strings "true"/"false".' });
+  .meta({
+    id: 'SubmissionRecord',
+    description: 'SPEC 2.1: the options echoed as the strings "true"/"false".',
+  });
 
 const jobDataShape = {
   id: z.string(),
@@ -77,7 +85,10 @@ const jobDataShape = {
     .int()
     .optional()
     .meta({ description: "The HTTP status of the receiver's last answer." }),
-  webhook_error: z.string().optional().meta({ description: 'Why the last attempt got no answer, or why delivery stopped.' }),
+  webhook_error: z
+    .string()
+    .optional()
+    .meta({ description: 'Why the last attempt got no answer, or why delivery stopped.' }),
 };
 
 const jobDataSchema = z.object(jobDataShape).meta({ id: 'JobData' });
@@ -142,7 +153,9 @@ export const deletionRecordSchema = z
   .meta({ id: 'DeletionRecord' });
 
 /** The `id` query parameter of the routes about one job. */
-export const jobIdQuery = z.object({ id: z.string().meta({ description: 'The job id from the submission.' }) });
+export const jobIdQuery = z.object({
+  id: z.string().meta({ description: 'The job id from the submission.' }),
+});
 
 export function jsonContent(schema: z.ZodType) {
   return { 'application/json': { schema } };

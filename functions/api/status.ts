@@ -1,7 +1,13 @@
 import { awsServices } from '#aws/services';
 import { getJobStatus } from '#core/status';
 import { httpHandler, jsonResponse, queryParameters, requiredJobId, tenantIdOf } from './http.ts';
-import { errorResponses, jobIdQuery, jsonContent, type RouteOperation, statusRecordSchema } from './schemas.ts';
+import {
+  errorResponses,
+  jobIdQuery,
+  jsonContent,
+  type RouteOperation,
+  statusRecordSchema,
+} from './schemas.ts';
 
 /** GET /v1-beta/transcript/status?id=: the job, with its results once completed (SPEC 4.2). */
 export const handler = httpHandler(async (event) => {

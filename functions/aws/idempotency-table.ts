@@ -47,7 +47,11 @@ export class PowertoolsIdempotentRequests implements IdempotentRequests {
   ) {}
 
   /** Over the idempotency table (DynamoDB on AWS, DynamoDB Local in the local runtime). */
-  static inTable(client: DynamoDBClient, tableName: string, wait?: WaitSettings): PowertoolsIdempotentRequests {
+  static inTable(
+    client: DynamoDBClient,
+    tableName: string,
+    wait?: WaitSettings,
+  ): PowertoolsIdempotentRequests {
     const persistence = () =>
       new DynamoDBPersistenceLayer({
         tableName,

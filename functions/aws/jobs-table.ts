@@ -395,6 +395,11 @@ export class DynamoJobStore implements JobStore {
   }
 }
 
-function toDeletedJob(item: { id: string; tenantId: string; deletedAt: string; audioKey: string }): DeletedJob {
+function toDeletedJob(item: {
+  id: string;
+  tenantId: string;
+  deletedAt: string;
+  audioKey: string;
+}): DeletedJob {
   return { id: item.id, tenantId: item.tenantId, deletedAt: item.deletedAt, audioKey: item.audioKey };
 }

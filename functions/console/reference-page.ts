@@ -8,7 +8,11 @@ function scriptJson(value: unknown): string {
  * as the console's), rendering the OpenAPI document embedded in the page. Read-only: the console is
  * where the API is used from a browser.
  */
-export function referencePage(assets: { script: string; style: string }, document: unknown, nonce: string): string {
+export function referencePage(
+  assets: { script: string; style: string },
+  document: unknown,
+  nonce: string,
+): string {
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -274,7 +274,9 @@ async function finish(deps: ProcessDeps, job: Job, transcription: Transcription)
       : {};
   const key = resultKey(job.tenantId, job.id);
   await deps.media.putResult(key, { ...transcription, ...summaries });
-  if (await deps.jobs.complete(job.id, { resultKey: key, audio_duration_ms: transcription.audio_duration_ms })) {
+  if (
+    await deps.jobs.complete(job.id, { resultKey: key, audio_duration_ms: transcription.audio_duration_ms })
+  ) {
     return 'completed';
   }
   // The deletion removed the objects before this result was stored, or removes them after it.

@@ -103,7 +103,10 @@ export function parseIdempotencyKey(value: string | undefined): string | undefin
  * audio. The multipart boundary, the part order and the file's name are left out, since a client
  * retrying the same request may change them.
  */
-export function submissionFingerprint(fields: Record<string, string>, audioSha256: string | undefined): string {
+export function submissionFingerprint(
+  fields: Record<string, string>,
+  audioSha256: string | undefined,
+): string {
   const parts = Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash('sha256')
     .update(JSON.stringify({ fields: parts, audio: audioSha256 ?? null }))

@@ -1,4 +1,4 @@
-import { type LookupAddress, lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -63,7 +63,10 @@ export class HttpWebhookSender implements WebhookSender {
     const chosen = addresses[0];
     if (refused || !chosen) {
       const shown = refused?.address ?? 'nothing';
-      return { outcome: 'refused', reason: `${hostname} resolves to ${shown}, not an address webhooks may go to.` };
+      return {
+        outcome: 'refused',
+        reason: `${hostname} resolves to ${shown}, not an address webhooks may go to.`,
+      };
     }
     const lookup: LookupFunction = (_name, options, callback) => {
       if (options.all) (callback as (error: null, all: LookupAddress[]) => void)(null, [chosen]);
@@ -71,7 +74,11 @@ export class HttpWebhookSender implements WebhookSender {
     };
     const request: RequestOptions = {
       method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'transcription-webhooks/1.1' },
+      headers: {
+        ...headers,
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'transcription-webhooks/1.1',
+      },
       lookup,
       // A connection of its own each time: a pooled one could have been made for another address.
       agent: false,
@@ -79,7 +86,12 @@ export class HttpWebhookSender implements WebhookSender {
     return this.send(target, secure, request, body);
   }
 
-  private send(target: URL, secure: boolean, options: RequestOptions, body: string): Promise<WebhookResponse> {
+  private send(
+    target: URL,
+    secure: boolean,
+    options: RequestOptions,
+    body: string,
+  ): Promise<WebhookResponse> {
     return new Promise((resolve) => {
       let settled = false;
       const settle = (response: WebhookResponse) => {

@@ -7,26 +7,24 @@ import { logger } from '#commons/logger';
 import { deliverWebhook, type WebhookDeps } from '#core/webhooks';
 import { HttpWebhookSender } from './webhook-sender.ts';
 
-let deps: WebhookDeps | undefined;
-
-function webhookDeps(): WebhookDeps {
-  if (!deps) {
-    const { config, jobs, webhooks, webhookSecrets } = awsServices();
-    deps = {
-      jobs,
-      secrets: webhookSecrets,
-      queue: webhooks,
-      sender: new HttpWebhookSender({
-        timeoutMs: WEBHOOK_TIMEOUT_MS,
-        destinations: config.localMode ? 'loopback' : 'public',
-      }),
-      clock: () => new Date(),
-      statusUrl: (jobId) =>
-        new URL(`v1-beta/transcript/status?${new URLSearchParams({ id: jobId })}`, config.publicApiUrl).href,
-    };
-  }
-  return deps;
+/** The adapters of this function's environment; public addresses only, but locally this machine only. */
+export function defaultWebhookDeps(): WebhookDeps {
+  const { config, jobs, webhooks, webhookSecrets } = awsServices();
+  return {
+    jobs,
+    secrets: webhookSecrets,
+    queue: webhooks,
+    sender: new HttpWebhookSender({
+      timeoutMs: WEBHOOK_TIMEOUT_MS,
+      destinations: config.localMode ? 'loopback' : 'public',
+    }),
+    clock: () => new Date(),
+    statusUrl: (jobId) =>
+      new URL(`v1-beta/transcript/status?${new URLSearchParams({ id: jobId })}`, config.publicApiUrl).href,
+  };
 }
+
+let deps: WebhookDeps | undefined;
 
 /** A webhook function over the given dependencies (tests give their own sender, clock or pacing). */
 export function createWebhookHandler(
@@ -57,4 +55,7 @@ export function createWebhookHandler(
  * a failed attempt sends the next one with its delay. Receivers' failures are recorded on the job, so
  * that a message fails only when the service itself does (then SQS retries it).
  */
-export const handler = createWebhookHandler(webhookDeps);
+export const handler = createWebhookHandler(() => {
+  deps ??= defaultWebhookDeps();
+  return deps;
+});

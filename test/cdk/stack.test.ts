@@ -407,40 +407,52 @@ describe('least privilege', () => {
 });
 
 describe('cdk-nag AwsSolutions', () => {
-  it('passes with every accepted finding acknowledged with a reason (synthesis above would have thrown)', () => {
-    const { outdir } = synthesize();
-    const report = JSON.parse(
-      readFileSync(join(outdir, 'validation-report.json'), 'utf8').replace(/^\uFEFF/, '') || '{}',
-    );
-    expect(JSON.stringify(report)).not.toMatch(/"status":\s*"failure"/);
-  }, SYNTH_TIMEOUT_MS);
+  it(
+    'passes with every accepted finding acknowledged with a reason (synthesis above would have thrown)',
+    () => {
+      const { outdir } = synthesize();
+      const report = JSON.parse(
+        readFileSync(join(outdir, 'validation-report.json'), 'utf8').replace(/^\uFEFF/, '') || '{}',
+      );
+      expect(JSON.stringify(report)).not.toMatch(/"status":\s*"failure"/);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 
-  it('fails the synthesis for a finding nobody acknowledged', () => {
-    const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-    const { app, stack } = buildApp(new App({ outdir }));
-    new Bucket(stack, 'UnloggedBucket');
-    expect(() => app.synth()).toThrow(/AwsSolutions-S1\b/);
-  }, SYNTH_TIMEOUT_MS);
+  it(
+    'fails the synthesis for a finding nobody acknowledged',
+    () => {
+      const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+      const { app, stack } = buildApp(new App({ outdir }));
+      new Bucket(stack, 'UnloggedBucket');
+      expect(() => app.synth()).toThrow(/AwsSolutions-S1\b/);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 });
 
 describe('settings', () => {
-  it('turns caching off to accept the key as a header, and grants Bedrock only to a Bedrock summarizer', () => {
-    const { template: custom } = synthesize({
-      authorizerCacheSeconds: '0',
-      summarizer: 'bedrock',
-      bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0',
-      engine: 'sphinx',
-    });
-    custom.hasResourceProperties('AWS::ApiGateway::Authorizer', {
-      AuthorizerResultTtlInSeconds: 0,
-      IdentitySource: Match.absent(),
-    });
-    custom.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ ENGINE: 'sphinx', SUMMARIZER: 'bedrock' }) },
-    });
-    expect(JSON.stringify(custom.toJSON())).toContain('bedrock:InvokeModel');
-    expect(JSON.stringify(template.toJSON())).not.toContain('bedrock:');
-  }, SYNTH_TIMEOUT_MS);
+  it(
+    'turns caching off to accept the key as a header, and grants Bedrock only to a Bedrock summarizer',
+    () => {
+      const { template: custom } = synthesize({
+        authorizerCacheSeconds: '0',
+        summarizer: 'bedrock',
+        bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0',
+        engine: 'sphinx',
+      });
+      custom.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+        AuthorizerResultTtlInSeconds: 0,
+        IdentitySource: Match.absent(),
+      });
+      custom.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ ENGINE: 'sphinx', SUMMARIZER: 'bedrock' }) },
+      });
+      expect(JSON.stringify(custom.toJSON())).toContain('bedrock:InvokeModel');
+      expect(JSON.stringify(template.toJSON())).not.toContain('bedrock:');
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 
   it('refuses settings that cannot work', () => {
     expect(() => buildApp(new App({ context: { summarizer: 'bedrock' } }))).toThrow(/bedrockModelId/);

@@ -120,7 +120,9 @@ describe('delivering a webhook', () => {
     });
     expect(request.headers['webhook-id']).toBe(`msg_${job.id}`);
     // A body changed on the way, or another secret, does not verify.
-    expect(() => new Webhook(secret).verify(request.body.replace('completed', 'error'), request.headers)).toThrow();
+    expect(() =>
+      new Webhook(secret).verify(request.body.replace('completed', 'error'), request.headers),
+    ).toThrow();
     const other = await createWebhookSecret(secrets, 'other', clock());
     expect(() => new Webhook(other).verify(request.body, request.headers)).toThrow();
     expect((await jobs.get(job.id))?.webhook).toMatchObject({
@@ -230,7 +232,10 @@ describe('delivering a webhook', () => {
     await deliverWebhook(deps(sender), { jobId: job.id, attempt: 6 });
     const [hop] = queue.sent;
     expect(hop?.delaySeconds).toBe(900);
-    expect(hop?.attempt).toMatchObject({ attempt: 7, notBefore: new Date(clock().getTime() + 6 * 3600_000).toISOString() });
+    expect(hop?.attempt).toMatchObject({
+      attempt: 7,
+      notBefore: new Date(clock().getTime() + 6 * 3600_000).toISOString(),
+    });
     clock.advance(900_000);
     const requestsBefore = sender.requests.length;
     expect(await deliverWebhook(deps(sender), hop?.attempt ?? { jobId: '', attempt: 0 })).toBe('waiting');
@@ -304,7 +309,12 @@ describe('starting delivery when a job finishes', () => {
     const reports: unknown[] = [];
     const store = queueWebhooksOnFinish(jobs, queue, (error) => reports.push(error));
     const make = async (options: Record<string, string>) => {
-      const job = newJob({ id: newJobId(), tenantId: TENANT, options: parseJobOptions(options), now: clock() });
+      const job = newJob({
+        id: newJobId(),
+        tenantId: TENANT,
+        options: parseJobOptions(options),
+        now: clock(),
+      });
       await store.create(job);
       await store.claim(job.id, testLease(60_000, clock()));
       return job;
