@@ -23,7 +23,7 @@ export class WebhookReceiver {
   constructor(public script: ReceiverScript = () => ({ status: 200 })) {}
 
   async start(): Promise<void> {
-    this.server = createServer((request, response) => {
+    const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
@@ -39,8 +39,9 @@ export class WebhookReceiver {
         response.on('close', () => clearTimeout(timer));
       });
     });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server?.address() as AddressInfo).port;
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
   }
 
   url(path = '/hook', host = '127.0.0.1'): string {

@@ -370,3 +370,54 @@ describe('a dead-lettered job', () => {
     expect((await jobs.get(finished.id))?.status).toBe('completed');
   });
 });
+
+describe('a job deleted while it is transcribed', () => {
+  it('is never completed, and no result is stored for it', async () => {
+    const job = await queuedJob({ tldr: 'true' });
+    const transcriber = scriptedTranscriber(() => {
+      // The client deletes the job while the worker is on it: the tombstone comes first.
+      void jobs.markDeleted(job.id, 'acme', clock());
+      return transcription();
+    });
+    expect(await handle(transcriber, process(job.id))).toBe('skipped');
+    expect(await jobs.get(job.id)).toBeUndefined();
+    expect(media.objects.has(resultKey('acme', job.id))).toBe(false);
+    // Not even summarized: the worker stopped as soon as it saw the job was gone.
+    expect(summaries).toBe(0);
+  });
+
+  it('has a result stored during the deletion removed again', async () => {
+    const job = await queuedJob();
+    const storeResult = media.putResult.bind(media);
+    media.putResult = async (key, result) => {
+      await storeResult(key, result);
+      // The deletion replaces the job after the result was stored, before the job is completed.
+      await jobs.markDeleted(job.id, 'acme', clock());
+    };
+    expect(
+      await handle(
+        scriptedTranscriber(() => transcription()),
+        process(job.id),
+      ),
+    ).toBe('skipped');
+    expect(media.objects.has(resultKey('acme', job.id))).toBe(false);
+    expect(await jobs.markDeleted(job.id, 'acme', clock())).toMatchObject({ id: job.id });
+  });
+
+  it('keeps the result of a job another worker completed meanwhile', async () => {
+    const job = await queuedJob();
+    const storeResult = media.putResult.bind(media);
+    media.putResult = async (key, result) => {
+      await storeResult(key, result);
+      await jobs.complete(job.id, { resultKey: key, audio_duration_ms: 1000 });
+    };
+    expect(
+      await handle(
+        scriptedTranscriber(() => transcription()),
+        process(job.id),
+      ),
+    ).toBe('skipped');
+    expect(media.objects.has(resultKey('acme', job.id))).toBe(true);
+    expect((await jobs.get(job.id))?.status).toBe('completed');
+  });
+});
