@@ -53,10 +53,10 @@ const checked = new Set<string>();
 async function conforming(
   method: string,
   path: string,
-  init: RequestInit & { query?: Record<string, string> } = {},
+  init: RequestInit & { query?: Record<string, string>; key?: string } = {},
 ) {
-  const { query = {}, ...request } = init;
-  const response = await fetch(runtime.url(path, query), { ...request, method });
+  const { query = {}, key, ...request } = init;
+  const response = await fetch(runtime.url(path, query, key), { ...request, method });
   const text = await response.text();
   const operation = committed.paths[path]?.[method.toLowerCase()] as Operation | undefined;
   expect(operation, `${method} ${path} is not in the document`).toBeDefined();
