@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { API_KEY_PARAMETER } from '#commons/contract';
 import { logger } from '#commons/logger';
+import { contentSecurityPolicy } from '#console/page';
 import { RequestError, type RequestErrorCode } from '#core/errors';
 
 export type HttpEvent = APIGatewayProxyEvent;
@@ -28,6 +30,25 @@ export function jsonResponse(statusCode: number, body: unknown): HttpResult {
     statusCode,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
     body: JSON.stringify(body),
+  };
+}
+
+/**
+ * A page of the service (console, API reference): its inline script and style are allowed by a nonce
+ * made for this response, and nothing else is (see contentSecurityPolicy).
+ */
+export function pageResponse(render: (nonce: string) => string): HttpResult {
+  const nonce = randomBytes(16).toString('base64');
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': contentSecurityPolicy(nonce),
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+    },
+    body: render(nonce),
   };
 }
 

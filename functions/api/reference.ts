@@ -1,27 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { REFERENCE_SCRIPT, REFERENCE_STYLE } from '#console/generated/reference-assets';
-import { contentSecurityPolicy } from '#console/page';
 import { referencePage } from '#console/reference-page';
-import { httpHandler } from './http.ts';
+import { httpHandler, pageResponse } from './http.ts';
 import document from './openapi.json' with { type: 'json' };
 import type { RouteOperation } from './schemas.ts';
 
 /** GET /reference: the API reference, rendered in the browser from the OpenAPI document by Swagger UI. */
-export const handler = httpHandler(async () => {
-  const nonce = randomBytes(16).toString('base64');
-  return {
-    statusCode: 200,
-    headers: {
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': contentSecurityPolicy(nonce),
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
-      'cache-control': 'no-store',
-    },
-    body: referencePage({ script: REFERENCE_SCRIPT, style: REFERENCE_STYLE }, document, nonce),
-  };
-});
+export const handler = httpHandler(async () =>
+  pageResponse((nonce) =>
+    referencePage({ script: REFERENCE_SCRIPT, style: REFERENCE_STYLE }, document, nonce),
+  ),
+);
 
 /** The route in the OpenAPI document. */
 export const operation: RouteOperation = {

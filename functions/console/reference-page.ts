@@ -1,3 +1,5 @@
+import { pageHead } from './page.ts';
+
 /** JSON inside a script element: `<` escaped, so that no string in it can close the element. */
 function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
@@ -13,15 +15,7 @@ export function referencePage(
   document: unknown,
   nonce: string,
 ): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Transcription API reference</title>
-<style nonce="${nonce}">${assets.style}</style>
-</head>
+  return `${pageHead('Transcription API reference', assets.style, nonce)}
 <body>
 <main id="reference" aria-label="API reference"></main>
 <script nonce="${nonce}">${assets.script}</script>
