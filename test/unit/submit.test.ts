@@ -3,7 +3,13 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { audioKey } from '#commons/contract';
 import { RequestError } from '#core/errors';
 import { newJobId } from '#core/job';
-import { ensureCapacity, type Submission, submitJob } from '#core/submit';
+import {
+  ensureCapacity,
+  parseIdempotencyKey,
+  type Submission,
+  submissionFingerprint,
+  submitJob,
+} from '#core/submit';
 import {
   InMemoryJobQueue,
   InMemoryJobStore,
@@ -83,5 +89,36 @@ describe('submitJob', () => {
     });
     await expect(ensureCapacity(jobs, 'acme', 4)).resolves.toBeUndefined();
     await expect(ensureCapacity(jobs, 'globex', 1)).resolves.toBeUndefined();
+  });
+});
+
+describe('what makes two submissions the same', () => {
+  it('is their text parts in any order and their audio bytes', () => {
+    const audio = 'a'.repeat(64);
+    const same = submissionFingerprint({ custom: 'x', punctuate: 'false' }, audio);
+    expect(submissionFingerprint({ punctuate: 'false', custom: 'x' }, audio)).toBe(same);
+    for (const other of [
+      submissionFingerprint({ custom: 'x', punctuate: 'true' }, audio),
+      submissionFingerprint({ custom: 'x' }, audio),
+      submissionFingerprint({ custom: 'x', punctuate: 'false' }, 'b'.repeat(64)),
+      submissionFingerprint({ custom: 'x', punctuate: 'false' }, undefined),
+      // A value that contains what would be a separator does not make another split collide.
+      submissionFingerprint({ custom: 'x","punctuate', '': 'false' }, audio),
+    ]) {
+      expect(other).not.toBe(same);
+    }
+  });
+
+  it('takes an Idempotency-Key of 1 to 255 visible ASCII characters, and nothing else', () => {
+    expect(parseIdempotencyKey(undefined)).toBeUndefined();
+    expect(parseIdempotencyKey('0b9f0c1e-2a4b-4c6d-8e0f-123456789abc')).toBe(
+      '0b9f0c1e-2a4b-4c6d-8e0f-123456789abc',
+    );
+    expect(parseIdempotencyKey('k'.repeat(255))).toHaveLength(255);
+    for (const key of ['', 'k'.repeat(256), 'with space', 'tab\t', 'ünï', 'line\nbreak']) {
+      expect(() => parseIdempotencyKey(key), JSON.stringify(key)).toThrow(
+        expect.objectContaining({ code: 'invalid_request', field: 'Idempotency-Key' }),
+      );
+    }
   });
 });
