@@ -6,8 +6,9 @@ export default defineConfig({
     globalSetup: ['test/helpers/global-emulators.ts'],
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     setupFiles: ['test/helpers/emulator-env.ts'],
-    testTimeout: 60_000,
+    // A guard against hangs, not a speed check: the machine may be shared, and end-to-end tests transcribe.
+    testTimeout: 240_000,
     hookTimeout: 120_000,
-    env: { POWERTOOLS_LOG_LEVEL: 'SILENT', AWS_REGION: 'us-east-1' },
+    env: { POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', AWS_REGION: 'us-east-1' },
   },
 });

@@ -33,6 +33,26 @@ export function acknowledgeNagFindings(stack: TranscriptionStack): void {
     `IAM5[Resource::arn:<AWS::Partition>:transcribe:<AWS::Region>:<AWS::AccountId>:transcription-job/${transcribeJobPrefix(stack.stackName)}*]`,
     "Transcription job names are made per job at run time; the grant is limited to this stack's name prefix.",
   );
+  // Only on the worker's policy, where the one "*" statement is StartTranscriptionJob: another "*"
+  // anywhere else still fails the check.
+  const workerPolicy = stack.worker.worker.role?.node.tryFindChild('DefaultPolicy');
+  if (workerPolicy) {
+    const workerValidations = Validations.of(workerPolicy);
+    workerValidations.acknowledge({
+      id: `${PACK}-IAM5[Resource::*]`,
+      reason:
+        'transcribe:StartTranscriptionJob has no resource type (Service Authorization Reference), so it must name "*"; a transcribe:OutputBucketName condition pins it to the media bucket.',
+    });
+    const { bedrockModelId } = stack.settings;
+    const foundationModel = bedrockModelId?.split('.').slice(1).join('.');
+    if (foundationModel) {
+      workerValidations.acknowledge({
+        id: `${PACK}-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${foundationModel}]`,
+        reason:
+          'An inference profile routes to its foundation model in every region of the profile; the grant holds only for requests through this profile (bedrock:InferenceProfileArn).',
+      });
+    }
+  }
   acknowledge(
     'L1',
     'Node.js 22 is the runtime the service is built and tested on (DESIGN 7); upgrades are deliberate.',

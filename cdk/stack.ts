@@ -22,12 +22,14 @@ export class TranscriptionStack extends Stack {
   readonly alarms: Alarms;
   readonly sweeper: Sweeper;
   readonly webhooks: Webhooks;
+  readonly settings: DeploymentSettings;
 
   constructor(scope: Construct, props: TranscriptionStackProps) {
     const { settings } = props;
     super(scope, settings.stackName, props);
+    this.settings = settings;
 
-    this.data = new Data(this, 'Data');
+    this.data = new Data(this, 'Data', { corsAllowedOrigins: settings.corsAllowedOrigins });
     this.queues = new Queues(this, 'Queues');
     this.api = new Api(this, 'Api', {
       data: this.data,
@@ -42,6 +44,8 @@ export class TranscriptionStack extends Stack {
     this.alarms = new Alarms(this, 'Alarms', {
       api: this.api.restApi,
       worker: this.worker.worker,
+      deadLetterHandler: this.worker.deadLetterHandler,
+      metricsNamespace: settings.stackName,
       jobsQueue: this.queues.jobsQueue,
       deadLetterQueue: this.queues.deadLetterQueue,
       maxQueueAgeSeconds: settings.maxQueueAgeSeconds,
@@ -67,6 +71,7 @@ export class TranscriptionStack extends Stack {
       DeadLetterQueueName: this.queues.deadLetterQueue.queueName,
       WebhookQueueName: this.webhooks.queue.queueName,
       AlarmTopicArn: this.alarms.topic.topicArn,
+      DashboardName: this.alarms.dashboard.dashboardName,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
   }

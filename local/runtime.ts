@@ -9,6 +9,7 @@ import { handler as openapi } from '#api/openapi';
 import { handler as reference } from '#api/reference';
 import { handler as status } from '#api/status';
 import { handler as submit } from '#api/submit';
+import { handler as upload } from '#api/upload';
 import { createSqsClient } from '#aws/clients';
 import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
@@ -29,6 +30,7 @@ const LOCAL_TENANT = 'local';
 
 const handlers: Record<ApiHandlerName, ProxyHandler> = {
   submit,
+  upload,
   status,
   export: exportTranscript,
   delete: deleteJob,
@@ -72,6 +74,8 @@ export async function startLocalRuntime(
       [ENV.localMode]: 'true',
       [ENV.publicApiUrl]: `http://localhost:${port}/`,
     });
+    // Job metrics are CloudWatch's business; on this machine they would only fill the console.
+    process.env[ENV.metricsDisabled] ??= 'true';
     const queues = await createResources(readServiceConfig(), {
       ...(settings.visibilityTimeoutSeconds
         ? { visibilityTimeoutSeconds: settings.visibilityTimeoutSeconds }

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Installs what `npm start` and `npm test` need and a fresh machine lacks: npm packages (npm ci) and
-// the Debian packages for decoding (ffmpeg), recognition (pocketsphinx), DynamoDB Local (Java) and the
-// console's browser tests (Chromium); then builds the console page's assets.
+// the Debian packages for decoding (ffmpeg), recognition (pocketsphinx), DynamoDB Local (Java), the
+// console's browser tests (Chromium) and the worker image test, whose runtime interface client compiles
+// curl and aws-lambda-cpp from .tar.xz sources (the build tools of functions/worker/image-settings.ts);
+// then builds the console page's assets.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -20,6 +22,13 @@ const debianPackages = [
   { command: 'java', package: 'openjdk-17-jre-headless' },
   // The console's browser tests drive Debian's Chromium through playwright-core.
   { path: '/usr/bin/chromium', package: 'chromium' },
+  // The worker image test builds aws-lambda-ric as the image does (node-gyp builds its addon against
+  // the headers of the Node.js that runs npm).
+  { command: 'g++', package: 'g++' },
+  { command: 'make', package: 'make' },
+  { command: 'cmake', package: 'cmake' },
+  { command: 'python3', package: 'python3' },
+  { command: 'xz', package: 'xz-utils' },
 ];
 
 function hasCommand(command) {

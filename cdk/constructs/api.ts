@@ -21,6 +21,7 @@ import {
   type ApiHandlerName,
   BINARY_MEDIA_TYPES,
   ENV,
+  MAX_DIRECT_UPLOAD_BYTES,
   RESOURCES,
   STAGE_NAME,
 } from '#commons/contract';
@@ -58,58 +59,71 @@ const ACCESS_LOG_FIELDS = {
   gatewayError: '$context.error.responseType',
 };
 
-/** Gateway-made responses in the API's error shape `{error: {code, message}}`. */
-const GATEWAY_RESPONSES: { type: ResponseType; status: string; code: string; message: string }[] = [
-  // A Deny from the authorizer: its context says why.
+const errorBody = (code: string, message: string) => JSON.stringify({ error: { code, message } });
+
+/**
+ * When Lambda refuses the invocation itself (a request body over about 4.7 MB makes an event over its
+ * 6 MB payload quota), API Gateway answers with a 5xx gateway response; `$context.integration.status`
+ * is the status Lambda answered, 413 for a payload it refused.
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-mapping-template-reference.html
+ */
+const SERVER_ERROR_TEMPLATE = [
+  '#if("$context.integration.status" == "413")',
+  errorBody(
+    'payload_too_large',
+    `The request body is over the direct-upload limit of ${MAX_DIRECT_UPLOAD_BYTES.toLocaleString('en-US')} bytes.`,
+  ),
+  '#else',
+  errorBody('internal', 'Internal error. Please retry later.'),
+  '#end',
+].join('\n');
+
+/**
+ * Gateway-made responses in the API's error shape `{error: {code, message}}`. A status is set only where
+ * the service's differs from API Gateway's; the DEFAULT_4XX and DEFAULT_5XX fallbacks keep the status
+ * of the response they stand for, since a status on them would replace every other 4xx or 5xx status
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html).
+ */
+const GATEWAY_RESPONSES: { type: ResponseType; status?: string; template: string }[] = [
+  // A Deny from the authorizer: its context says why (its own fixed codes and messages).
   {
     type: ResponseType.ACCESS_DENIED,
     status: '401',
-    code: '$context.authorizer.errorCode',
-    message: '$context.authorizer.errorMessage',
+    template:
+      '{"error":{"code":"$context.authorizer.errorCode","message":"$context.authorizer.errorMessage"}}',
   },
   // The identity source is absent: API Gateway answers without calling the authorizer.
   {
     type: ResponseType.UNAUTHORIZED,
     status: '401',
-    code: 'missing_api_key',
-    message: `Pass your API key in the ${API_KEY_PARAMETER} query parameter.`,
+    template: errorBody('missing_api_key', `Pass your API key in the ${API_KEY_PARAMETER} query parameter.`),
   },
   {
     type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
     status: '404',
-    code: 'not_found',
-    message: 'No such route.',
+    template: errorBody('not_found', 'No such route.'),
   },
   {
     type: ResponseType.REQUEST_TOO_LARGE,
     status: '413',
-    code: 'payload_too_large',
-    message: 'The request body is too large.',
+    template: errorBody('payload_too_large', 'The request body is too large.'),
   },
   {
     type: ResponseType.THROTTLED,
     status: '429',
-    code: 'rate_limited',
-    message: 'Too many requests; retry later.',
+    template: errorBody('rate_limited', 'Too many requests; retry later.'),
   },
   {
     type: ResponseType.QUOTA_EXCEEDED,
     status: '429',
-    code: 'rate_limited',
-    message: 'Request quota exceeded.',
+    template: errorBody('rate_limited', 'Request quota exceeded.'),
   },
+  // Any other 4xx API Gateway makes, with its status and its own message as a JSON string.
   {
     type: ResponseType.DEFAULT_4XX,
-    status: '400',
-    code: 'invalid_request',
-    message: '$context.error.validationErrorString',
+    template: '{"error":{"code":"invalid_request","message":$context.error.messageString}}',
   },
-  {
-    type: ResponseType.DEFAULT_5XX,
-    status: '500',
-    code: 'internal',
-    message: 'Internal error. Please retry later.',
-  },
+  { type: ResponseType.DEFAULT_5XX, template: SERVER_ERROR_TEMPLATE },
 ];
 
 /** The REST API with its Lambda request authorizer, one Lambda per route. */
@@ -136,15 +150,18 @@ export class Api extends Construct {
     submit.addEnvironment(ENV.maxActiveJobsPerTenant, String(props.maxActiveJobsPerTenant));
     bindBucket(submit, ENV.mediaBucket, mediaBucket, {
       audio: ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+      // An `audio_ref`: its size and tag are checked, and its tag set to submitted.
+      uploads: ['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'],
     });
     bindQueue(submit, ENV.jobsQueueUrl, queues.jobsQueue);
     // Idempotency-Key records (Powertools reads, takes conditionally, completes and frees them).
-    bindTable(submit, ENV.idempotencyTable, data.idempotencyTable, [
+    const IDEMPOTENCY_ACTIONS = [
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
       'dynamodb:DeleteItem',
-    ]);
+    ];
+    bindTable(submit, ENV.idempotencyTable, data.idempotencyTable, IDEMPOTENCY_ACTIONS);
 
     // Delete reads the job, replaces it with a tombstone, and removes every object it may have.
     const deleteFunction = new ServiceFunction(this, 'Delete', {
@@ -160,6 +177,17 @@ export class Api extends Construct {
       results: ['s3:DeleteObject'],
       transcribeOutput: ['s3:DeleteObject'],
     });
+
+    // A presigned URL acts with its signer's permissions: putting a tagged object under uploads/, no more.
+    const upload = new ServiceFunction(this, 'Upload', {
+      entry: 'functions/api/upload.ts',
+      description: 'POST /v1-beta/upload',
+      serviceName: 'transcription-upload',
+      timeout: Duration.seconds(10),
+      memorySize: 256,
+    });
+    bindBucket(upload, ENV.mediaBucket, mediaBucket, { uploads: ['s3:PutObject', 's3:PutObjectTagging'] });
+    bindTable(upload, ENV.idempotencyTable, data.idempotencyTable, IDEMPOTENCY_ACTIONS);
 
     // Status and export read a job and its stored result, nothing else.
     const resultReader = (id: string, entry: string, description: string, serviceName: string) => {
@@ -236,6 +264,7 @@ export class Api extends Construct {
     bindTable(authorizer, ENV.apiKeysTable, apiKeysTable, ['dynamodb:GetItem']);
     const handlers: Record<ApiHandlerName, ServiceFunction> = {
       submit,
+      upload,
       status,
       export: exportFunction,
       delete: deleteFunction,
@@ -267,11 +296,9 @@ export class Api extends Construct {
     for (const response of GATEWAY_RESPONSES) {
       this.restApi.addGatewayResponse(`Response${response.type.responseType}`, {
         type: response.type,
-        statusCode: response.status,
+        ...(response.status ? { statusCode: response.status } : {}),
         responseHeaders: { 'Content-Type': "'application/json'" },
-        templates: {
-          'application/json': `{"error":{"code":"${response.code}","message":"${response.message}"}}`,
-        },
+        templates: { 'application/json': response.template },
       });
     }
 

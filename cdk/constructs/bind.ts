@@ -3,7 +3,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
-import { type EnvName, MEDIA_PREFIXES, type MediaPrefix } from '#commons/contract';
+import { ENV, type EnvName, MEDIA_PREFIXES, type MediaPrefix } from '#commons/contract';
 
 /**
  * Each helper gives a function access to one resource and tells it where the resource is, in one call,
@@ -44,4 +44,12 @@ export function bindBucket(
 export function bindQueue(fn: LambdaFunction, variable: EnvName, queue: Queue): void {
   queue.grantSendMessages(fn);
   fn.addEnvironment(variable, queue.queueUrl);
+}
+
+/**
+ * The namespace of the job metrics a function emits: the stack's name, which the alarms and the
+ * dashboard read. Embedded-format metrics travel through the function's logs, so no grant is needed.
+ */
+export function bindJobMetrics(fn: LambdaFunction, namespace: string): void {
+  fn.addEnvironment(ENV.metricsNamespace, namespace);
 }

@@ -1,13 +1,26 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  HttpMethods,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import {
   MEDIA_PREFIXES,
+  PENDING_UPLOAD_EXPIRATION_DAYS,
   RESOURCES,
   RETENTION_DAYS,
   TRANSCRIBE_OUTPUT_EXPIRATION_DAYS,
+  UPLOAD_TAG,
 } from '#commons/contract';
+
+export interface DataProps {
+  /** Origins allowed to PUT presigned uploads and GET presigned audio from a browser. */
+  corsAllowedOrigins: string[];
+}
 
 /**
  * The jobs table (TTL, PITR, tenant index), the API key table and the media bucket. Data is retained
@@ -20,7 +33,7 @@ export class Data extends Construct {
   readonly tenantsTable: Table;
   readonly mediaBucket: Bucket;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: DataProps) {
     super(scope, id);
     const { jobsTable, apiKeysTable, idempotencyTable, tenantsTable } = RESOURCES;
 
@@ -99,7 +112,29 @@ export class Data extends Construct {
           prefix: MEDIA_PREFIXES.transcribeOutput,
           expiration: Duration.days(TRANSCRIBE_OUTPUT_EXPIRATION_DAYS),
         },
+        // Uploads never submitted go after a day; submitted ones are a job's audio, kept as long.
+        {
+          id: 'expire-pending-uploads',
+          prefix: MEDIA_PREFIXES.uploads,
+          tagFilters: { [UPLOAD_TAG.key]: UPLOAD_TAG.pending },
+          expiration: Duration.days(PENDING_UPLOAD_EXPIRATION_DAYS),
+        },
+        {
+          id: 'expire-submitted-uploads',
+          prefix: MEDIA_PREFIXES.uploads,
+          tagFilters: { [UPLOAD_TAG.key]: UPLOAD_TAG.submitted },
+          expiration: expiry,
+        },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      cors: [
+        {
+          allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
+          allowedOrigins: props.corsAllowedOrigins,
+          allowedHeaders: ['*'],
+          exposedHeaders: ['ETag'],
+          maxAge: 3600,
+        },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { Duration } from 'aws-cdk-lib';
 import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -5,7 +6,16 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { DEPLOYED_LOG_LEVEL, ENV, type EnvName } from '#commons/contract';
 
-export const REPO_ROOT = new URL('../..', import.meta.url).pathname;
+/**
+ * The repository's root, with a trailing separator, from the URL of a module two folders below it.
+ * `fileURLToPath` decodes the URL: a checkout under `My Projects/` would otherwise become
+ * `My%20Projects/`, a folder that does not exist.
+ */
+export function repositoryRoot(moduleUrl: string): string {
+  return fileURLToPath(new URL('../../', moduleUrl));
+}
+
+export const REPO_ROOT = repositoryRoot(import.meta.url);
 
 /** A function's settings from the contract; resource names come through the `bind*` helpers. */
 export type FunctionEnvironment = Partial<Record<EnvName, string>>;

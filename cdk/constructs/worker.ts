@@ -8,13 +8,14 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
+  CROSS_REGION_PROFILE_PREFIXES,
   type DeploymentSettings,
   ENV,
   RESOURCES,
   transcribeJobPrefix,
   WORKER_TIMEOUT_SECONDS,
 } from '#commons/contract';
-import { bindBucket, bindQueue, bindTable } from './bind.ts';
+import { bindBucket, bindJobMetrics, bindQueue, bindTable } from './bind.ts';
 import type { Data } from './data.ts';
 import type { Queues } from './queues.ts';
 import { baseEnvironment, FUNCTION_DEFAULTS, REPO_ROOT, ServiceFunction } from './service-function.ts';
@@ -34,6 +35,8 @@ export class Worker extends Construct {
   readonly worker: DockerImageFunction;
   readonly deadLetterHandler: ServiceFunction;
   readonly transcribeRule: Rule;
+  /** The one grant with a "*" resource, acknowledged to cdk-nag by itself. */
+  readonly startTranscriptionJobs: PolicyStatement;
 
   constructor(scope: Construct, id: string, props: WorkerProps) {
     super(scope, id);
@@ -55,7 +58,6 @@ export class Worker extends Construct {
       // About 2.3 vCPUs: decoding and recognition are CPU-bound.
       memorySize: 4096,
       ephemeralStorageSize: Size.gibibytes(10),
-      reservedConcurrentExecutions: settings.workerConcurrency,
       loggingFormat: FUNCTION_DEFAULTS.loggingFormat,
       logGroup: new LogGroup(this, 'FunctionLogs', { retention: FUNCTION_DEFAULTS.logRetention }),
       environment: {
@@ -66,38 +68,55 @@ export class Worker extends Construct {
         [ENV.transcribeJobPrefix]: jobPrefix,
       },
     });
+    bindJobMetrics(this.worker, settings.stackName);
     this.worker.addEventSource(
       new SqsEventSource(queues.jobsQueue, {
         batchSize: RESOURCES.jobsQueue.batchSize,
         reportBatchItemFailures: true,
+        // Bounds the jobs processed at once without reserving account concurrency (which fails the
+        // deployment where the account's quota is 10), and the poller stops receiving at the bound
+        // instead of receiving, being throttled and burning the messages' receive count.
+        maxConcurrency: settings.workerConcurrency,
       }),
     );
     bindTable(this.worker, ENV.jobsTable, data.jobsTable, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     // Checks on jobs handed to Amazon Transcribe are delayed messages to the same queue.
     bindQueue(this.worker, ENV.jobsQueueUrl, queues.jobsQueue);
     bindBucket(this.worker, ENV.mediaBucket, data.mediaBucket, {
-      audio: ['s3:GetObject'],
+      // Audio submitted by address is fetched into audio/ by the worker.
+      audio: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+      uploads: ['s3:GetObject'],
       results: ['s3:PutObject'],
       transcribeOutput: ['s3:GetObject', 's3:PutObject'],
     });
 
     const { account, region, partition } = Stack.of(this);
+    // StartTranscriptionJob has no resource type in the Service Authorization Reference (a policy must
+    // name "*"), so the grant is pinned instead by the condition key transcribe:OutputBucketName to this
+    // stack's bucket, as the Transcribe developer guide's own example does:
+    // https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazontranscribe.html
+    // https://docs.aws.amazon.com/transcribe/latest/dg/security_iam_service-with-iam.html
+    this.startTranscriptionJobs = new PolicyStatement({
+      actions: ['transcribe:StartTranscriptionJob'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'transcribe:OutputBucketName': data.mediaBucket.bucketName } },
+    });
+    this.worker.addToRolePolicy(this.startTranscriptionJobs);
+    // GetTranscriptionJob has the transcription-job resource type: this stack's jobs only.
     this.worker.addToRolePolicy(
       new PolicyStatement({
-        actions: ['transcribe:StartTranscriptionJob', 'transcribe:GetTranscriptionJob'],
+        actions: ['transcribe:GetTranscriptionJob'],
         resources: [`arn:${partition}:transcribe:${region}:${account}:transcription-job/${jobPrefix}*`],
       }),
     );
     if (settings.summarizer === 'bedrock' && settings.bedrockModelId) {
-      this.worker.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['bedrock:InvokeModel'],
-          resources: [
-            `arn:${partition}:bedrock:${region}::foundation-model/${settings.bedrockModelId}`,
-            `arn:${partition}:bedrock:${region}:${account}:inference-profile/${settings.bedrockModelId}`,
-          ],
-        }),
-      );
+      for (const statement of bedrockInvokeStatements(settings.bedrockModelId, {
+        account,
+        region,
+        partition,
+      })) {
+        this.worker.addToRolePolicy(statement);
+      }
     }
 
     this.transcribeRule = new Rule(this, 'TranscribeCompletions', {
@@ -121,6 +140,7 @@ export class Worker extends Construct {
       memorySize: 256,
       environment: { [ENV.transcribeJobPrefix]: jobPrefix },
     });
+    bindJobMetrics(this.deadLetterHandler, settings.stackName);
     this.deadLetterHandler.addEventSource(
       new SqsEventSource(queues.deadLetterQueue, {
         batchSize: RESOURCES.deadLetterQueue.batchSize,
@@ -129,4 +149,37 @@ export class Worker extends Construct {
     );
     bindTable(this.deadLetterHandler, ENV.jobsTable, data.jobsTable, ['dynamodb:UpdateItem']);
   }
+}
+
+/**
+ * Converse needs bedrock:InvokeModel on what it is given. A foundation model id: that model in this
+ * region. A cross-region inference profile id (`us.…`, `eu.…`, `global.…`): the profile, and its
+ * foundation model in every region the profile may route to, as Bedrock's inference-profile
+ * prerequisites require; the model's grant names every region (profiles gain regions over time) but
+ * holds only for requests made through this profile (bedrock:InferenceProfileArn).
+ * https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html
+ */
+export function bedrockInvokeStatements(
+  modelId: string,
+  stack: { account: string; region: string; partition: string },
+): PolicyStatement[] {
+  const { account, region, partition } = stack;
+  const [geography = '', ...rest] = modelId.split('.');
+  if (!(CROSS_REGION_PROFILE_PREFIXES as readonly string[]).includes(geography) || rest.length < 2) {
+    return [
+      new PolicyStatement({
+        actions: ['bedrock:InvokeModel'],
+        resources: [`arn:${partition}:bedrock:${region}::foundation-model/${modelId}`],
+      }),
+    ];
+  }
+  const profileArn = `arn:${partition}:bedrock:${region}:${account}:inference-profile/${modelId}`;
+  return [
+    new PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [profileArn] }),
+    new PolicyStatement({
+      actions: ['bedrock:InvokeModel'],
+      resources: [`arn:${partition}:bedrock:*::foundation-model/${rest.join('.')}`],
+      conditions: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
+    }),
+  ];
 }

@@ -5,6 +5,7 @@ import { API_KEY_PARAMETER } from '#commons/contract';
 import { logger } from '#commons/logger';
 import { contentSecurityPolicy } from '#console/page';
 import { RequestError, type RequestErrorCode } from '#core/errors';
+import { IDEMPOTENT_REPLAYED_HEADER } from '#core/idempotency';
 
 export type HttpEvent = APIGatewayProxyEvent;
 export type HttpResult = APIGatewayProxyResult;
@@ -31,6 +32,13 @@ export function jsonResponse(statusCode: number, body: unknown): HttpResult {
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
     body: JSON.stringify(body),
   };
+}
+
+/** The 200 answer an `Idempotency-Key` repeat gets: the first one's, with a header that tells it is a repeat. */
+export function replayedResponse(body: unknown): HttpResult {
+  const response = jsonResponse(200, body);
+  response.headers = { ...response.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
+  return response;
 }
 
 /**

@@ -9,6 +9,7 @@ import { operation as reference } from './reference.ts';
 import { API_KEY_SECURITY, type RouteOperation, SECURITY_SCHEMES } from './schemas.ts';
 import { operation as status } from './status.ts';
 import { operation as submit } from './submit.ts';
+import { operation as upload } from './upload.ts';
 
 /** The version of the API the document describes. */
 export const API_VERSION = '1.1.0';
@@ -16,6 +17,7 @@ export const API_VERSION = '1.1.0';
 /** Each route's operation, written beside its handler; a new route does not build without its own. */
 const OPERATIONS: Record<ApiHandlerName, RouteOperation> = {
   submit,
+  upload,
   status,
   export: exportTranscript,
   delete: deleteJob,

@@ -3,6 +3,7 @@ import type { ZodOpenApiOperationObject, ZodOpenApiResponsesObject } from 'zod-o
 import { API_KEY_PARAMETER, ENGINES } from '#commons/contract';
 import type { DeletionRecord } from '#core/delete-job';
 import { JOB_ERROR_CODES, REQUEST_ERROR_CODES } from '#core/errors';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from '#core/idempotency';
 import {
   JOB_STATUSES,
   type JobSummary,
@@ -12,6 +13,7 @@ import {
 } from '#core/job';
 import type { JobList } from '#core/list-jobs';
 import type { TranscriptResult } from '#core/result';
+import type { UploadTicket } from '#core/upload';
 
 /**
  * The zod schemas of what the API answers, for the OpenAPI document (`npm run openapi`). The records
@@ -152,6 +154,30 @@ export const deletionRecordSchema = z
   .object({ id: z.string(), status: z.literal('deleted'), deleted_at: timestamp })
   .meta({ id: 'DeletionRecord' });
 
+export const uploadTicketSchema = z
+  .object({
+    audio_ref: z
+      .string()
+      .meta({ description: 'Send it as the `audio_ref` part of a submission once uploaded.' }),
+    upload_url: z.string().meta({ description: 'Where to PUT the file, before `expires_at`.' }),
+    method: z.literal('PUT'),
+    headers: z
+      .record(z.string(), z.string())
+      .meta({ description: 'Send exactly these headers with the PUT: they are part of its signature.' }),
+    expires_at: timestamp,
+    max_bytes: z.number().int(),
+  })
+  .meta({ id: 'UploadTicket', description: 'A presigned upload for a file over the direct-upload limit.' });
+
+/** The `Idempotency-Key` request header of the routes that create something. */
+export const idempotencyKeyHeader = z.object({
+  [IDEMPOTENCY_HEADER]: z
+    .string()
+    .regex(IDEMPOTENCY_KEY_PATTERN)
+    .optional()
+    .meta({ description: 'Makes the request idempotent for 24 hours (a UUID is typical).' }),
+});
+
 /** The `id` query parameter of the routes about one job. */
 export const jobIdQuery = z.object({
   id: z.string().meta({ description: 'The job id from the submission.' }),
@@ -168,8 +194,8 @@ export function errorResponses(statuses: number[]): ZodOpenApiResponsesObject {
     401: 'No API key, or one that is not valid.',
     404: 'No such job for this account (or no such route).',
     409: 'The Idempotency-Key was used for another request, or its first request is still running.',
-    413: 'The request body is over the direct-upload limit.',
-    415: 'Not multipart/form-data.',
+    413: 'The request body is too large for the route.',
+    415: 'Not the content type the route takes.',
     429: 'Too many jobs queued or processing, or too many requests.',
     500: 'Internal error.',
   };
@@ -204,5 +230,6 @@ const typesMatch = {
   list: true satisfies Same<z.infer<typeof jobListSchema>, JobList>,
   result: true satisfies Same<z.infer<typeof transcriptResultSchema>, TranscriptResult>,
   deletion: true satisfies Same<z.infer<typeof deletionRecordSchema>, DeletionRecord>,
+  upload: true satisfies Same<z.infer<typeof uploadTicketSchema>, UploadTicket>,
 };
 void typesMatch;

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { awsServices } from '#aws/services';
-import { audioKey, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
+import { audioKey, MAX_DIRECT_UPLOAD_BYTES, MAX_UPLOAD_BYTES } from '#commons/contract';
 import { RequestError } from '#core/errors';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#core/idempotency';
 import { newJobId } from '#core/job';
 import { optionsSchema } from '#core/options';
-import { ensureCapacity, IDEMPOTENCY_HEADER, parseIdempotencyKey, submitOnce } from '#core/submit';
+import { ensureCapacity, submitOnce } from '#core/submit';
 import {
   bodyByteLength,
   bodyStream,
@@ -12,10 +13,17 @@ import {
   httpHandler,
   jsonResponse,
   queryParameters,
+  replayedResponse,
   tenantIdOf,
 } from './http.ts';
 import { parseMultipartForm } from './multipart.ts';
-import { errorResponses, jsonContent, type RouteOperation, submissionRecordSchema } from './schemas.ts';
+import {
+  errorResponses,
+  idempotencyKeyHeader,
+  jsonContent,
+  type RouteOperation,
+  submissionRecordSchema,
+} from './schemas.ts';
 
 /** POST /v1-beta/transcript: multipart upload of the audio with the job's options (SPEC 4.1). */
 export const handler = httpHandler(async (event) => {
@@ -57,37 +65,39 @@ export const handler = httpHandler(async (event) => {
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
       now: new Date(),
     },
-    { allowHttpWebhooks: config.localMode },
+    { localMode: config.localMode },
   );
-  const response = jsonResponse(200, record);
-  // As the same request answered the first time, with a header that tells it is a repeat.
-  if (replayed) response.headers = { ...response.headers, 'idempotent-replayed': 'true' };
-  return response;
+  return replayed ? replayedResponse(record) : jsonResponse(200, record);
 });
 
 /** The route in the OpenAPI document. */
 export const operation: RouteOperation = {
   summary: 'Submit a file',
   description:
-    `multipart/form-data with the file in the part \`audio\` (\`file\` is an alias) and the options as text parts. ` +
-    `Bodies are limited to ${MAX_DIRECT_UPLOAD_BYTES} bytes. With an \`${IDEMPOTENCY_HEADER}\` header, the same ` +
+    'multipart/form-data with the options as text parts and the audio as exactly one of: the file in the part ' +
+    `\`audio\` (\`file\` is an alias), with bodies up to ${MAX_DIRECT_UPLOAD_BYTES} bytes; \`audio_ref\`, a ` +
+    'presigned upload from `POST /v1-beta/upload` (larger files); or `audio_url`, a public https address the ' +
+    `service fetches (up to ${MAX_UPLOAD_BYTES} bytes). With an \`${IDEMPOTENCY_HEADER}\` header, the same ` +
     'key with the same parts and audio within 24 hours answers the first job (with `idempotent-replayed: true`), ' +
     'and a 409 for another request.',
-  requestParams: {
-    header: z.object({
-      [IDEMPOTENCY_HEADER]: z
-        .string()
-        .regex(/^[\x21-\x7e]{1,255}$/)
-        .optional()
-        .meta({ description: 'Makes the submission idempotent for 24 hours (a UUID is typical).' }),
-    }),
-  },
+  requestParams: { header: idempotencyKeyHeader },
   requestBody: {
     required: true,
     content: {
       'multipart/form-data': {
         schema: optionsSchema(false).extend({
-          audio: z.string().meta({ format: 'binary', description: 'The audio or video file.' }),
+          audio: z.string().optional().meta({
+            format: 'binary',
+            description: 'The audio or video file (or send audio_ref or audio_url).',
+          }),
+          audio_ref: z
+            .string()
+            .optional()
+            .meta({ description: 'The `audio_ref` of a presigned upload whose file was PUT.' }),
+          audio_url: z
+            .string()
+            .optional()
+            .meta({ format: 'uri', description: 'A public https address to fetch the audio from.' }),
         }),
       },
     },

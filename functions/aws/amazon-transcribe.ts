@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import {
   BadRequestException,
   ConflictException,
@@ -5,12 +6,16 @@ import {
   StartTranscriptionJobCommand,
   type TranscribeClient,
 } from '@aws-sdk/client-transcribe';
-import { transcribeJobName, transcribeOutputKey } from '#commons/contract';
+import { transcribeInputKey, transcribeJobName, transcribeOutputKey } from '#commons/contract';
 import { type JobError, JobFailure } from '#core/errors';
 import type { Job } from '#core/job';
 import type { AsyncTranscriber, AsyncTranscriptionState, MediaStore } from '#core/ports';
-import { dualChannelSelection, probeMedia } from '#speech/media';
+import { dualChannelSelection, extractChannels, probeMedia } from '#speech/media';
 import { mapTranscribeOutput } from './transcribe-output.ts';
+
+/** Said in the result of a dual-channel job whose audio had more channels than Transcribe takes. */
+export const FIRST_TWO_CHANNELS_NOTE =
+  'The audio has more than two channels; only the first two were transcribed.';
 
 /**
  * Transcribe tells speakers apart up to this number (2 to 30, API Reference, `Settings`); the real count
@@ -39,16 +44,29 @@ export class AmazonTranscribe implements AsyncTranscriber {
     private readonly settings: AmazonTranscribeSettings,
   ) {}
 
-  async start(input: { job: Job; audioFile: string }): Promise<{ audio_duration_ms: number }> {
+  async start(input: {
+    job: Job;
+    audioFile: string;
+    workDir: string;
+  }): Promise<{ audio_duration_ms: number }> {
     const { job } = input;
     const info = await probeMedia(input.audioFile);
-    if (job.options.dual_channel) dualChannelSelection(info);
+    let mediaKey = job.audioKey;
+    if (job.options.dual_channel) {
+      const { channels } = dualChannelSelection(info);
+      // Channel identification takes two channels: hand Transcribe the first two, as the local engine uses.
+      if (info.channels > channels.length) {
+        mediaKey = transcribeInputKey(job.tenantId, job.id);
+        const file = await extractChannels(input.audioFile, input.workDir, channels);
+        await this.media.putAudio(mediaKey, createReadStream(file), 'audio/flac');
+      }
+    }
     try {
       await this.client.send(
         new StartTranscriptionJobCommand({
           TranscriptionJobName: transcribeJobName(this.settings.transcribeJobPrefix, job.id),
           LanguageCode: 'en-US',
-          Media: { MediaFileUri: `s3://${this.settings.bucket}/${job.audioKey}` },
+          Media: { MediaFileUri: `s3://${this.settings.bucket}/${mediaKey}` },
           OutputBucketName: this.settings.bucket,
           OutputKey: transcribeOutputKey(job.tenantId, job.id),
           // Transcribe refuses speaker labels together with channel identification: a channel is a speaker.
@@ -90,10 +108,14 @@ export class AmazonTranscribe implements AsyncTranscriber {
         const document = await this.media.readJson(transcribeOutputKey(job.tenantId, job.id));
         const mapped = mapTranscribeOutput(document, job.options);
         const lastEnd = mapped.words.at(-1)?.endTime ?? 0;
+        const reduced = TranscriptionJob.Media?.MediaFileUri?.endsWith(
+          transcribeInputKey(job.tenantId, job.id),
+        );
         return {
           state: 'completed',
           transcription: {
             ...mapped,
+            ...(reduced ? { notes: [FIRST_TWO_CHANNELS_NOTE] } : {}),
             audio_duration_ms: job.audio_duration_ms || lastEnd,
             engine: 'transcribe',
           },

@@ -10,8 +10,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { IDEMPOTENCY_SECONDS, RESOURCES } from '#commons/contract';
 import { RequestError } from '#core/errors';
+import { IDEMPOTENCY_HEADER } from '#core/idempotency';
 import type { IdempotentRequests } from '#core/ports';
-import { IDEMPOTENCY_HEADER } from '#core/submit';
 
 /**
  * How long a request may hold its key before a repeat may take it over, should its function die:

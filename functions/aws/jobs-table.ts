@@ -60,14 +60,20 @@ export class DynamoJobStore implements JobStore {
     private readonly tableName: string,
   ) {}
 
-  async create(job: Job): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...job, ...ACTIVE_KEYS(job.tenantId), ...RETENTION_KEYS(job) },
-        ConditionExpression: 'attribute_not_exists(id)',
-      }),
-    );
+  async create(job: Job): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...job, ...ACTIVE_KEYS(job.tenantId), ...RETENTION_KEYS(job) },
+          ConditionExpression: 'attribute_not_exists(id)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   async get(id: string): Promise<Job | undefined> {

@@ -2,16 +2,28 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  GetObjectTaggingCommand,
+  HeadObjectCommand,
+  NotFound,
+  PutObjectCommand,
+  PutObjectTaggingCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { MediaStore, StoredAudio } from '#core/ports';
 import type { TranscriptResult } from '#core/result';
 
-/** Audio and results in one S3 bucket, under `audio/` and `results/`. */
+/** Audio, uploads and results in one S3 bucket, under the contract's prefixes. */
 export class S3MediaStore implements MediaStore {
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
+    /** Signs upload URLs: a client that adds no checksum of its own, which the client's file would not match. */
+    private readonly presigner: S3Client = client,
   ) {}
 
   /**
@@ -56,6 +68,64 @@ export class S3MediaStore implements MediaStore {
     const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     if (!(Body instanceof Readable)) throw new Error(`S3 object ${key} has no readable body.`);
     await pipeline(Body, createWriteStream(path));
+  }
+
+  async describe(key: string): Promise<{ bytes: number } | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { bytes: head.ContentLength ?? 0 };
+    } catch (error) {
+      if (error instanceof NotFound || (error as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
+  async getTags(key: string): Promise<Record<string, string>> {
+    const { TagSet = [] } = await this.client.send(
+      new GetObjectTaggingCommand({ Bucket: this.bucket, Key: key }),
+    );
+    return Object.fromEntries(TagSet.map((tag) => [tag.Key ?? '', tag.Value ?? '']));
+  }
+
+  async setTags(key: string, tags: Record<string, string>): Promise<void> {
+    await this.client.send(
+      new PutObjectTaggingCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Tagging: { TagSet: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
+      }),
+    );
+  }
+
+  async presignUpload(
+    key: string,
+    upload: { bytes: number; contentType: string; tags: Record<string, string>; expiresInSeconds: number },
+  ): Promise<{ url: string; headers: Record<string, string> }> {
+    const tagging = new URLSearchParams(upload.tags).toString();
+    const url = await getSignedUrl(
+      this.presigner,
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ContentLength: upload.bytes,
+        ContentType: upload.contentType,
+        Tagging: tagging,
+      }),
+      {
+        expiresIn: upload.expiresInSeconds,
+        // Content-Length is signed by default; these two are signed too, and stay headers the client sends.
+        signableHeaders: new Set(['content-type']),
+        unhoistableHeaders: new Set(['x-amz-tagging']),
+      },
+    );
+    return {
+      url,
+      headers: {
+        'content-length': String(upload.bytes),
+        'content-type': upload.contentType,
+        'x-amz-tagging': tagging,
+      },
+    };
   }
 
   async putResult(key: string, result: TranscriptResult): Promise<void> {

@@ -2,7 +2,13 @@ import { logger } from '#commons/logger';
 import type { ApiKeyStore, IdempotentRequests, JobStore, MediaStore, WebhookSecretStore } from '#core/ports';
 import { queueWebhooksOnFinish } from '#core/webhooks';
 import { DynamoApiKeyStore } from './api-keys-table.ts';
-import { createDocumentClient, createDynamoClient, createS3Client, createSqsClient } from './clients.ts';
+import {
+  createDocumentClient,
+  createDynamoClient,
+  createPresigningS3Client,
+  createS3Client,
+  createSqsClient,
+} from './clients.ts';
 import { readServiceConfig, type ServiceConfig } from './config.ts';
 import { PowertoolsIdempotentRequests } from './idempotency-table.ts';
 import { SqsJobQueue } from './jobs-queue.ts';
@@ -43,7 +49,7 @@ export function awsServices(): Services {
       finishingJobs: queueWebhooksOnFinish(jobs, webhooks, (error, jobId) =>
         logger.error('The webhook of a finished job could not be queued', { jobId, error }),
       ),
-      media: new S3MediaStore(createS3Client(config), config.mediaBucket),
+      media: new S3MediaStore(createS3Client(config), config.mediaBucket, createPresigningS3Client(config)),
       queue: new SqsJobQueue(sqs, config.jobsQueueUrl),
       webhooks,
       apiKeys: new DynamoApiKeyStore(documents, config.apiKeysTable),

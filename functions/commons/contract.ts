@@ -19,6 +19,20 @@ export const MAX_AUDIO_DURATION_MS = 4 * 60 * 60 * 1000;
  */
 export const MAX_DIRECT_UPLOAD_BYTES = 4_669_440;
 
+/** Largest file accepted through a presigned upload or an `audio_url` (DESIGN 3: up to 2 GB). */
+export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024 * 1024;
+
+/** A presigned upload URL must be used within this time; the upload, submitted within the next. */
+export const UPLOAD_URL_EXPIRY_SECONDS = 900;
+export const UPLOAD_REF_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Uploads carry a tag, signed into their URL: pending until a submission uses them, when it becomes
+ * submitted. The bucket's lifecycle expires pending uploads after a day and submitted ones with the job.
+ */
+export const UPLOAD_TAG = { key: 'state', pending: 'pending', submitted: 'submitted' } as const;
+export const PENDING_UPLOAD_EXPIRATION_DAYS = 1;
+
 /** The worker Lambda's timeout; the queue's visibility timeout derives from it. */
 export const WORKER_TIMEOUT_SECONDS = 900;
 
@@ -80,6 +94,22 @@ export const API_KEY_PARAMETER = 'x-api-key';
 export const ENGINES = ['sphinx', 'transcribe'] as const;
 export type EngineName = (typeof ENGINES)[number];
 
+/**
+ * The first part of a cross-region (system-defined) Bedrock inference profile id, naming the geography
+ * it routes within (`us.anthropic.claude-3-haiku-20240307-v1:0`); a foundation model id starts with
+ * its provider (`anthropic.claude-3-haiku-20240307-v1:0`).
+ */
+export const CROSS_REGION_PROFILE_PREFIXES = [
+  'us',
+  'us-gov',
+  'eu',
+  'apac',
+  'jp',
+  'au',
+  'ca',
+  'global',
+] as const;
+
 /** What writes `tldr` and `short_hand_notes`. */
 export const SUMMARIZERS = ['local', 'bedrock'] as const;
 export type SummarizerName = (typeof SUMMARIZERS)[number];
@@ -87,6 +117,7 @@ export type SummarizerName = (typeof SUMMARIZERS)[number];
 /** Where the media bucket keeps objects, each prefix with its own grants and expiry. */
 export const MEDIA_PREFIXES = {
   audio: 'audio/',
+  uploads: 'uploads/',
   results: 'results/',
   transcribeOutput: 'transcribe/',
 } as const;
@@ -99,6 +130,11 @@ export function audioKey(tenantId: string, jobId: string): string {
   return `${MEDIA_PREFIXES.audio}${tenantId}/${jobId}`;
 }
 
+/** Where a presigned upload puts its file: under the tenant, named by the upload's reference. */
+export function uploadKey(tenantId: string, audioRef: string): string {
+  return `${MEDIA_PREFIXES.uploads}${tenantId}/${audioRef}`;
+}
+
 export function resultKey(tenantId: string, jobId: string): string {
   return `${MEDIA_PREFIXES.results}${tenantId}/${jobId}.json`;
 }
@@ -107,12 +143,19 @@ export function transcribeOutputKey(tenantId: string, jobId: string): string {
   return `${MEDIA_PREFIXES.transcribeOutput}${tenantId}/${jobId}.json`;
 }
 
+/** The first two channels of a job's audio, for Transcribe's channel identification (it takes two). */
+export function transcribeInputKey(tenantId: string, jobId: string): string {
+  return `${MEDIA_PREFIXES.transcribeOutput}${tenantId}/${jobId}.two-channels.flac`;
+}
+
 /**
  * The prefix of this deployment's Amazon Transcribe job names: its EventBridge rule, its IAM grant and
- * the worker all use it, so that a deployment sees only its own jobs.
+ * the worker all use it, so that a deployment sees only its own jobs. It ends in `_`, which Transcribe
+ * job names allow and stack names do not, so that no other stack's prefix can extend it (`Svc-` would
+ * also match the jobs of stack `Svc-2`; `Svc_` cannot match `Svc-2_…`).
  */
 export function transcribeJobPrefix(stackName: string): string {
-  return `${stackName}-`;
+  return `${stackName}_`;
 }
 
 export function transcribeJobName(prefix: string, jobId: string): string {
@@ -180,7 +223,9 @@ export const RESOURCES = {
   },
   deadLetterQueue: {
     name: 'transcription-jobs-dlq',
-    maxReceiveCount: 3,
+    // The Lambda guide's advice for SQS event sources: at least 5, so that a few throttled or failed
+    // receives do not dead-letter a job that would have succeeded.
+    maxReceiveCount: 5,
     retentionSeconds: 14 * 24 * 60 * 60,
     batchSize: 10,
   },
@@ -227,6 +272,8 @@ export const ENV = {
   sqsEndpoint: 'SQS_ENDPOINT',
   logLevel: 'POWERTOOLS_LOG_LEVEL',
   serviceName: 'POWERTOOLS_SERVICE_NAME',
+  metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
+  metricsDisabled: 'POWERTOOLS_METRICS_DISABLED',
 } as const;
 export type EnvName = (typeof ENV)[keyof typeof ENV];
 
@@ -239,9 +286,37 @@ export const DEFAULT_AUTHORIZER_CACHE_SECONDS = 300;
 /** The log level of deployed functions. */
 export const DEPLOYED_LOG_LEVEL = 'INFO';
 
+/**
+ * The job outcome metrics the worker and the dead-letter handler emit (CloudWatch embedded metric
+ * format) and the stack's alarms and dashboard read. The namespace is the stack's name, so that two
+ * deployments in one account keep theirs apart.
+ */
+export const JOB_METRICS = {
+  /** Jobs that ended, by `outcome`: `completed` or the job error code. */
+  jobsEnded: 'JobsEnded',
+  /** Minutes of audio of the jobs that completed. */
+  audioMinutes: 'AudioMinutes',
+  /** Processing time over audio time of the jobs the worker transcribed itself, by `engine`. */
+  realTimeFactor: 'RealTimeFactor',
+  /** Messages the dead-letter handler received. */
+  deadLetteredMessages: 'DeadLetteredMessages',
+  /** Messages the worker reported failed, to be redelivered. */
+  workerFailures: 'WorkerFailures',
+  /** Dimension of `jobsEnded`. */
+  outcomeDimension: 'outcome',
+  /** Dimension of `realTimeFactor`. */
+  engineDimension: 'engine',
+  /** The `service` dimension Powertools adds to every metric, the same for both handlers. */
+  service: 'transcription',
+} as const;
+
+/** Job error codes that are the service's failures, not the client's input: each one alarms. */
+export const OPERATOR_ERROR_CODES = ['transcription_failed', 'internal'] as const;
+
 /** The API's routes; the local gateway and the stack both build theirs from this list. */
 export const API_ROUTES = [
   { method: 'POST', path: '/v1-beta/transcript', handler: 'submit', authorized: true },
+  { method: 'POST', path: '/v1-beta/upload', handler: 'upload', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/status', handler: 'status', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/export', handler: 'export', authorized: true },
   { method: 'DELETE', path: '/v1-beta/transcript', handler: 'delete', authorized: true },
@@ -259,6 +334,9 @@ export const BINARY_MEDIA_TYPES = ['multipart/form-data', 'audio/*', 'video/*', 
 
 const count = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
 
+/** Lambda's range for an SQS event source's maximum concurrency (ScalingConfig.MaximumConcurrency). */
+export const WORKER_CONCURRENCY_RANGE = { min: 2, max: 1000 } as const;
+
 /** The deployment's choices: `cdk deploy -c name=value` or `cdk.json` (the README's Deploy section). */
 export const deploymentSettingsSchema = z
   .object({
@@ -269,12 +347,25 @@ export const deploymentSettingsSchema = z
     engine: z.enum(ENGINES).default('transcribe'),
     summarizer: z.enum(SUMMARIZERS).default('local'),
     bedrockModelId: z.string().min(1).optional(),
-    workerConcurrency: count(10),
+    // The jobs queue's event source's maximum concurrency, not reserved concurrency: a new account's
+    // concurrency quota may be 10, and reserving 10 of it would fail the deployment.
+    workerConcurrency: count(10).pipe(
+      z.number().min(WORKER_CONCURRENCY_RANGE.min).max(WORKER_CONCURRENCY_RANGE.max),
+    ),
     authorizerCacheSeconds: count(DEFAULT_AUTHORIZER_CACHE_SECONDS).pipe(z.number().max(3600)),
     maxActiveJobsPerTenant: count(DEFAULT_MAX_ACTIVE_JOBS_PER_TENANT).pipe(z.number().min(1)),
     throttlingRateLimit: count(50),
     throttlingBurstLimit: count(100),
     alarmEmail: z.email().optional(),
+    corsAllowedOrigins: z
+      .string()
+      .default('*')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((origin) => origin.trim())
+          .filter(Boolean),
+      ),
     maxQueueAgeSeconds: count(1800),
   })
   .refine((settings) => settings.summarizer !== 'bedrock' || settings.bedrockModelId, {

@@ -38,6 +38,8 @@ export const JOB_ERROR_CODES = [
   'no_audio',
   'not_dual_channel',
   'audio_too_long',
+  'audio_too_large',
+  'download_failed',
   'transcription_failed',
   'internal',
 ] as const;

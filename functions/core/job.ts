@@ -17,6 +17,8 @@ export interface Job {
   /** Epoch seconds when the job expires (the table's TTL attribute). */
   expiresAt: number;
   audioKey: string;
+  /** Submitted by address: the worker fetches it into `audioKey` first. */
+  audioUrl?: string;
   resultKey?: string;
   audio_duration_ms?: number;
   error?: JobError;
@@ -57,7 +59,16 @@ export function newJobId(): string {
   return randomUUID();
 }
 
-export function newJob(input: { id: string; tenantId: string; options: JobOptions; now: Date }): Job {
+export function newJob(input: {
+  id: string;
+  tenantId: string;
+  options: JobOptions;
+  now: Date;
+  /** Where the audio is or will be; by default the job's own key under `audio/`. */
+  audioKey?: string;
+  /** An address the worker fetches the audio from into `audioKey`. */
+  audioUrl?: string;
+}): Job {
   const submitted = input.now.toISOString();
   return {
     id: input.id,
@@ -66,7 +77,8 @@ export function newJob(input: { id: string; tenantId: string; options: JobOption
     options: input.options,
     timestamp_submitted: submitted,
     expiresAt: Math.floor(input.now.getTime() / 1000) + retentionDays(input.options) * 86_400,
-    audioKey: audioKey(input.tenantId, input.id),
+    audioKey: input.audioKey ?? audioKey(input.tenantId, input.id),
+    ...(input.audioUrl ? { audioUrl: input.audioUrl } : {}),
     searchText: `${input.id} ${input.options.custom}`.toLowerCase(),
     dueAt: new Date(input.now.getTime() + QUEUED_DUE_MS).toISOString(),
   };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { clientUrlProblem } from '#commons/client-urls';
 import { MIN_RETENTION_DAYS, RETENTION_DAYS } from '#commons/contract';
 import { RequestError } from './errors.ts';
-import { refusedByName } from './webhook-address.ts';
 
 /** The options a client sets per job (SPEC 4.1), after defaults (DESIGN 3). */
 export interface JobOptions {
@@ -35,28 +35,18 @@ const flag = (name: string, fallback: boolean) =>
     })
     .default(fallback);
 
-const webhookUrl = (allowHttp: boolean) =>
+const webhookUrl = (localMode: boolean) =>
   z
     .string()
     .trim()
     .default('')
-    .refine((value) => value === '' || isWebhookUrl(value, allowHttp), {
-      error: allowHttp
-        ? 'webhook_url must be empty or an absolute http:// or https:// URL.'
-        : 'webhook_url must be empty or an absolute https:// URL of a public host (not localhost or a private address).',
+    .superRefine((value, ctx) => {
+      const problem = value === '' ? undefined : clientUrlProblem(value, { local: localMode });
+      if (problem) ctx.addIssue({ code: 'custom', message: `webhook_url must be empty or ${problem}.` });
     });
 
-function isWebhookUrl(value: string, allowHttp: boolean): boolean {
-  if (!URL.canParse(value)) return false;
-  const { protocol, hostname } = new URL(value);
-  if (hostname === '') return false;
-  // Local mode takes any address here: delivery itself goes to this machine only.
-  if (allowHttp) return protocol === 'https:' || protocol === 'http:';
-  return protocol === 'https:' && !refusedByName(hostname, 'public');
-}
-
 /** The option parts of a submission form, as the submit handler parses them (and the OpenAPI document describes). */
-export function optionsSchema(allowHttpWebhooks: boolean) {
+export function optionsSchema(localMode: boolean) {
   return z.strictObject({
     dual_channel: flag('dual_channel', false),
     punctuate: flag('punctuate', true),
@@ -76,7 +66,7 @@ export function optionsSchema(allowHttpWebhooks: boolean) {
         });
         return z.NEVER;
       }),
-    webhook_url: webhookUrl(allowHttpWebhooks),
+    webhook_url: webhookUrl(localMode),
     custom: z
       .string()
       .default('')
@@ -122,8 +112,8 @@ export const OPTION_FIELDS = [
 ] as const;
 
 export interface ParseOptionsSettings {
-  /** Local mode accepts http:// webhook addresses (DESIGN 3). */
-  allowHttpWebhooks?: boolean;
+  /** Local mode accepts http:// and private addresses for webhooks (DESIGN 3). */
+  localMode?: boolean;
 }
 
 /**
@@ -134,7 +124,7 @@ export function parseJobOptions(
   fields: Record<string, string>,
   settings: ParseOptionsSettings = {},
 ): JobOptions {
-  const parsed = optionsSchema(settings.allowHttpWebhooks ?? false).safeParse(fields);
+  const parsed = optionsSchema(settings.localMode ?? false).safeParse(fields);
   if (parsed.success) {
     const { speakers_expected, retention_days, ...parsedOptions } = parsed.data;
     const options: JobOptions =
@@ -155,7 +145,7 @@ export function parseJobOptions(
     const field = issue.keys[0] ?? '';
     throw new RequestError(
       'invalid_request',
-      `Unknown form field "${field}". Accepted fields: audio, file, ${OPTION_FIELDS.join(', ')}.`,
+      `Unknown form field "${field}". Accepted fields: audio (or file), audio_ref, audio_url, ${OPTION_FIELDS.join(', ')}.`,
       field,
     );
   }

@@ -8,7 +8,8 @@ export type Clock = () => Date;
 
 /** Storage of jobs (DynamoDB on AWS). Every status change is conditional on the current status. */
 export interface JobStore {
-  create(job: Job): Promise<void>;
+  /** Records a new job; false when a job with its id exists already. */
+  create(job: Job): Promise<boolean>;
   get(id: string): Promise<Job | undefined>;
   /** A tenant's jobs, newest first. Throws RequestError for a cursor of another query or tenant. */
   listByTenant(query: JobListQuery): Promise<JobPage>;
@@ -60,6 +61,20 @@ export interface JobStore {
 }
 
 /** What remains of a deleted job, so that deleting it again answers the same. */
+/**
+ * The store with some of its methods replaced and the rest its own: how decorators (webhook delivery,
+ * job metrics) wrap `complete` and `fail` without restating every other method.
+ */
+export function overrideJobStore(jobs: JobStore, overrides: Partial<JobStore>): JobStore {
+  return new Proxy(jobs, {
+    get(target, name) {
+      if (Object.hasOwn(overrides, name)) return overrides[name as keyof JobStore];
+      const value = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 export interface DeletedJob {
   id: string;
   tenantId: string;
@@ -104,6 +119,18 @@ export interface MediaStore {
   /** Streams audio into the store and answers the number of bytes written and their SHA-256 (hex). */
   putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<StoredAudio>;
   downloadToFile(key: string, path: string): Promise<void>;
+  /** The size of an object, or undefined when there is none. */
+  describe(key: string): Promise<{ bytes: number } | undefined>;
+  getTags(key: string): Promise<Record<string, string>>;
+  setTags(key: string, tags: Record<string, string>): Promise<void>;
+  /**
+   * A URL that lets a client PUT exactly `bytes` bytes at `key` until it expires, and the headers the
+   * client must send with it (they are signed into the URL).
+   */
+  presignUpload(
+    key: string,
+    upload: { bytes: number; contentType: string; tags: Record<string, string>; expiresInSeconds: number },
+  ): Promise<{ url: string; headers: Record<string, string> }>;
   putResult(key: string, result: TranscriptResult): Promise<void>;
   getResult(key: string): Promise<TranscriptResult>;
   /** A JSON document another service wrote into the bucket (Amazon Transcribe's output). */
@@ -121,6 +148,18 @@ export interface JobQueue {
   enqueue(jobId: string): Promise<void>;
   /** Asks for the job to be checked again after a delay (at most 15 minutes, the queue's limit). */
   scheduleCheck(jobId: string, attempt: number, delaySeconds: number): Promise<void>;
+}
+
+/**
+ * Fetches the audio of a job submitted by address and hands it to `store` as it arrives. Throws
+ * JobFailure `download_failed` when the address cannot be fetched (refused, gone, failing every try) and
+ * `audio_too_large` past the size limit.
+ */
+export interface AudioFetcher {
+  fetchInto(
+    url: string,
+    store: (body: NodeJS.ReadableStream) => Promise<{ bytes: number }>,
+  ): Promise<{ bytes: number }>;
 }
 
 export interface ApiKeyRecord {

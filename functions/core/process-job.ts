@@ -14,6 +14,7 @@ import { failureKind, type JobError, JobFailure } from './errors.ts';
 import type { Job } from './job.ts';
 import type { WorkerMessage } from './messages.ts';
 import type {
+  AudioFetcher,
   Clock,
   JobQueue,
   JobStore,
@@ -44,6 +45,8 @@ export interface ProcessDeps {
   jobs: JobStore;
   media: MediaStore;
   queue: JobQueue;
+  /** Fetches the audio of jobs submitted by address. */
+  fetcher: AudioFetcher;
   transcriber: Transcriber;
   summarizer: Summarizer;
   clock: Clock;
@@ -202,6 +205,16 @@ async function transcribe(deps: ProcessDeps, job: Job): Promise<ProcessOutcome> 
   const workDir = await mkdtemp(join(tmpdir(), 'job-'));
   try {
     const audioFile = join(workDir, 'input');
+    // A job submitted by address has its audio fetched into the store once; a retry finds it there.
+    if (job.audioUrl && !(await deps.media.describe(job.audioKey))) {
+      const url = job.audioUrl;
+      await deps.fetcher.fetchInto(url, (body) => deps.media.putAudio(job.audioKey, body));
+      // Deleted while its audio was fetched: the deletion found nothing to remove, so this copy goes here.
+      if (!(await deps.jobs.get(job.id))) {
+        await deps.media.delete(job.audioKey);
+        return 'skipped';
+      }
+    }
     await deps.media.downloadToFile(job.audioKey, audioFile);
     const { transcriber } = deps;
     if (transcriber.mode === 'sync') {

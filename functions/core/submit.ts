@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
+import { clientUrlProblem } from '#commons/client-urls';
+import { UPLOAD_TAG } from '#commons/contract';
 import { RequestError } from './errors.ts';
+import { onceForKey } from './idempotency.ts';
 import { type Job, newJob, type SubmissionRecord, toSubmissionRecord } from './job.ts';
 import { type ParseOptionsSettings, parseJobOptions } from './options.ts';
 import type { IdempotentRequests, JobQueue, JobStore, MediaStore } from './ports.ts';
+import { resolveUpload } from './upload.ts';
 
 export interface SubmitDeps {
   jobs: JobStore;
@@ -50,52 +54,68 @@ export async function ensureCapacity(jobs: JobStore, tenantId: string, cap: numb
 }
 
 /**
- * Validates a submission whose audio is already stored, records the job and queues it. On a refusal
- * the stored audio is removed. Once the job is recorded it is accepted: should its start message fail
- * to be sent, the job stays queued and the sweeper sends the message when the job falls due.
+ * Validates a submission and records the job, whose audio is the streamed file part, a presigned
+ * upload (`audio_ref`) or an address the worker will fetch (`audio_url`): exactly one of them. On a
+ * refusal a streamed file is removed. Once the job is recorded it is accepted: should its start message
+ * fail to be sent, the job stays queued and the sweeper sends the message when the job falls due.
  */
 export async function submitJob(
   deps: SubmitDeps,
   submission: Submission,
   settings: ParseOptionsSettings = {},
 ): Promise<Job> {
-  const { audio } = submission;
+  const { audio, tenantId, now } = submission;
   let job: Job;
   try {
     if (submission.problem) throw submission.problem;
-    const options = parseJobOptions(submission.fields, settings);
-    if (!audio) {
-      throw new RequestError('missing_audio', 'Send the audio file in a form part named "audio".', 'audio');
+    const { audio_ref: audioRef, audio_url: audioUrl, ...optionFields } = submission.fields;
+    const sources = [
+      audio && 'audio',
+      audioRef !== undefined && 'audio_ref',
+      audioUrl !== undefined && 'audio_url',
+    ];
+    const given = sources.filter((source): source is string => Boolean(source));
+    if (given.length === 0) {
+      throw new RequestError(
+        'missing_audio',
+        'Send the audio file in a form part named "audio", or an upload in "audio_ref", or an address in "audio_url".',
+        'audio',
+      );
     }
-    if (audio.bytes === 0)
-      throw new RequestError('missing_audio', 'The audio file is empty (0 bytes).', 'audio');
-
-    job = newJob({ id: submission.id, tenantId: submission.tenantId, options, now: submission.now });
-    await deps.jobs.create(job);
+    if (given.length > 1) {
+      throw new RequestError('invalid_request', `Send one of ${given.join(' and ')}, not both.`, given[1]);
+    }
+    const options = parseJobOptions(optionFields, settings);
+    if (audio) {
+      if (audio.bytes === 0)
+        throw new RequestError('missing_audio', 'The audio file is empty (0 bytes).', 'audio');
+      job = newJob({ id: submission.id, tenantId, options, now, audioKey: audio.key });
+    } else if (audioRef !== undefined) {
+      const upload = await resolveUpload(deps.media, tenantId, audioRef, now);
+      job = newJob({ id: upload.jobId, tenantId, options, now, audioKey: upload.key });
+    } else {
+      job = newJob({
+        id: submission.id,
+        tenantId,
+        options,
+        now,
+        audioUrl: parseAudioUrl(audioUrl ?? '', settings),
+      });
+    }
+    if (!(await deps.jobs.create(job))) {
+      throw new RequestError('invalid_request', 'audio_ref was already submitted.', 'audio_ref');
+    }
   } catch (error) {
     // Cleanup must not hide the original error, which the caller reports.
     if (audio) await deps.media.delete(audio.key).catch(() => undefined);
     throw error;
   }
+  if (submission.fields.audio_ref !== undefined) {
+    // Kept with the job from now on; should this fail, the upload expires a day early, after the job ends.
+    await deps.media.setTags(job.audioKey, { [UPLOAD_TAG.key]: UPLOAD_TAG.submitted }).catch(() => undefined);
+  }
   await deps.queue.enqueue(job.id).catch(() => undefined);
   return job;
-}
-
-/** The header that makes a submission idempotent. */
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-/** An `Idempotency-Key` value: 1 to 255 visible ASCII characters (a UUID is typical). */
-export function parseIdempotencyKey(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!IDEMPOTENCY_KEY.test(value)) {
-    throw new RequestError(
-      'invalid_request',
-      `${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters, such as a UUID.`,
-      IDEMPOTENCY_HEADER,
-    );
-  }
-  return value;
 }
 
 /**
@@ -123,22 +143,26 @@ export async function submitOnce(
   submission: Submission,
   settings: ParseOptionsSettings = {},
 ): Promise<{ record: SubmissionRecord; replayed: boolean }> {
-  const submit = async () => toSubmissionRecord(await submitJob(deps, submission, settings));
-  const key = submission.idempotencyKey;
-  if (key === undefined) return { record: await submit(), replayed: false };
   const { audio } = submission;
   try {
-    const { result, replayed } = await deps.idempotency.once({
+    const outcome = await onceForKey(deps.idempotency, {
       scope: 'submit',
       tenantId: submission.tenantId,
-      key,
-      fingerprint: submissionFingerprint(submission.fields, audio?.sha256),
-      work: submit,
+      key: submission.idempotencyKey,
+      fingerprint: () => submissionFingerprint(submission.fields, audio?.sha256),
+      work: async () => toSubmissionRecord(await submitJob(deps, submission, settings)),
     });
-    if (replayed && audio) await deps.media.delete(audio.key).catch(() => undefined);
-    return { record: result, replayed };
+    if (outcome.replayed && audio) await deps.media.delete(audio.key).catch(() => undefined);
+    return { record: outcome.result, replayed: outcome.replayed };
   } catch (error) {
     if (audio) await deps.media.delete(audio.key).catch(() => undefined);
     throw error;
   }
+}
+
+/** An `audio_url`: an absolute https address of a public host (http and private hosts too in local mode). */
+function parseAudioUrl(value: string, settings: ParseOptionsSettings): string {
+  const problem = clientUrlProblem(value.trim(), { local: settings.localMode ?? false });
+  if (problem) throw new RequestError('invalid_option', `audio_url ${problem}.`, 'audio_url');
+  return new URL(value.trim()).href;
 }

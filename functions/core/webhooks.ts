@@ -6,14 +6,15 @@ import {
   WEBHOOK_RETRY_BASE_SECONDS,
 } from '#commons/contract';
 import { isFinished, type Job, type WebhookDelivery } from './job.ts';
-import type {
-  Clock,
-  JobStore,
-  WebhookAttempt,
-  WebhookQueue,
-  WebhookResponse,
-  WebhookSecretStore,
-  WebhookSender,
+import {
+  type Clock,
+  type JobStore,
+  overrideJobStore,
+  type WebhookAttempt,
+  type WebhookQueue,
+  type WebhookResponse,
+  type WebhookSecretStore,
+  type WebhookSender,
 } from './ports.ts';
 
 /** SQS delays a message by at most 15 minutes; a longer wait is made of several. */
@@ -188,23 +189,16 @@ export function queueWebhooksOnFinish(
       report(error, id);
     }
   };
-  const finishing = {
-    complete: async (...args: Parameters<JobStore['complete']>) => {
+  return overrideJobStore(jobs, {
+    complete: async (...args) => {
       const finished = await jobs.complete(...args);
       if (finished) await notify(args[0]);
       return finished;
     },
-    fail: async (...args: Parameters<JobStore['fail']>) => {
+    fail: async (...args) => {
       const finished = await jobs.fail(...args);
       if (finished) await notify(args[0]);
       return finished;
-    },
-  };
-  return new Proxy(jobs, {
-    get(target, name) {
-      if (name === 'complete' || name === 'fail') return finishing[name];
-      const value = Reflect.get(target, name, target);
-      return typeof value === 'function' ? value.bind(target) : value;
     },
   });
 }

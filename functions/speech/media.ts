@@ -162,6 +162,40 @@ export async function decodeToWav(file: string, workDir: string, channels?: numb
 }
 
 /**
+ * The listed channels of the first audio stream (0-based, in order) as one lossless FLAC file at the
+ * source's sample rate, for a transcriber that takes at most that many channels.
+ */
+export async function extractChannels(file: string, workDir: string, channels: number[]): Promise<string> {
+  const output = join(workDir, `channels-${channels.join('-')}.flac`);
+  const layout = channels.map((channel, index) => `c${index}=c${channel}`).join('|');
+  const { code, timedOut } = await runProcess(
+    'ffmpeg',
+    [
+      '-y',
+      '-nostdin',
+      '-v',
+      'error',
+      ...INPUT_GUARD,
+      '-i',
+      file,
+      '-filter_complex',
+      `[0:a:0]pan=${channels.length}c|${layout}[out]`,
+      '-map',
+      '[out]',
+      '-t',
+      String(MAX_AUDIO_DURATION_MS / 1000 + 1),
+      '-c:a',
+      'flac',
+      output,
+    ],
+    DECODE_TIME_LIMIT_MS,
+  );
+  if (timedOut) throw new JobFailure('unsupported_media', 'The audio stream took too long to decode.');
+  if (code !== 0) throw new JobFailure('unsupported_media', 'The audio stream could not be decoded.');
+  return output;
+}
+
+/**
  * 16 kHz 16-bit PCM WAV with the plain 44-byte header: PocketSphinx skips 44 bytes and would read any
  * further header chunk (ffmpeg's metadata, without -bitexact) as audio.
  */

@@ -1,5 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { recordDeadLetteredMessage, withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
 import { decodeWorkerMessage } from '#core/messages';
@@ -8,6 +9,7 @@ import { failAbandonedJob } from '#core/process-job';
 const processor = new BatchProcessor(EventType.SQS);
 
 async function processRecord(record: SQSRecord): Promise<void> {
+  recordDeadLetteredMessage();
   const { config, finishingJobs } = awsServices();
   let jobId: string | undefined;
   try {
@@ -20,7 +22,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
     logger.error('Dead-lettered message names no job of this deployment', { messageId: record.messageId });
     return;
   }
-  const failed = await failAbandonedJob(finishingJobs, jobId);
+  const failed = await failAbandonedJob(withJobMetrics(finishingJobs), jobId);
   logger.error('Job given up after repeated failures', { jobId, markedError: failed });
 }
 

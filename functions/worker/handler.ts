@@ -1,9 +1,11 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { recordWorkerFailures, withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
 import { decodeWorkerMessage } from '#core/messages';
 import { handleWorkerMessage, type ProcessDeps, RetryLater, retryDelaySeconds } from '#core/process-job';
+import { UrlAudioFetcher } from './audio-fetcher.ts';
 import { createSummarizer, createTranscriber } from './transcribers.ts';
 
 let deps: ProcessDeps | undefined;
@@ -12,11 +14,12 @@ function processDeps(): ProcessDeps {
   if (!deps) {
     const { config, finishingJobs, media, queue } = awsServices();
     deps = {
-      jobs: finishingJobs,
+      jobs: withJobMetrics(finishingJobs, { engine: config.engine }),
       media,
       queue,
       transcriber: createTranscriber(config, media),
       summarizer: createSummarizer(config),
+      fetcher: new UrlAudioFetcher(config.localMode),
       clock: () => new Date(),
       timings: config.timings,
     };
@@ -62,12 +65,16 @@ export function createWorkerHandler(
   dependencies: () => ProcessDeps,
 ): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
-  return (event, context) =>
-    processPartialResponse(event, (record: SQSRecord) => processRecord(record, dependencies()), processor, {
-      ...(context ? { context } : {}),
-      processInParallel: false,
-      throwOnFullBatchFailure: false,
-    });
+  return async (event, context) => {
+    const response = await processPartialResponse(
+      event,
+      (record: SQSRecord) => processRecord(record, dependencies()),
+      processor,
+      { ...(context ? { context } : {}), processInParallel: false, throwOnFullBatchFailure: false },
+    );
+    recordWorkerFailures(response.batchItemFailures.length);
+    return response;
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { withJobMetrics } from '#aws/job-metrics';
 import { awsServices } from '#aws/services';
 import { logger } from '#commons/logger';
 import { expireJobs } from '#core/retention';
@@ -11,7 +12,8 @@ import { type SweepReport, sweepJobs } from '#core/sweep';
 export async function handler(): Promise<SweepReport & { expired: string[] }> {
   const { finishingJobs, jobs, media, queue } = awsServices();
   const clock = () => new Date();
-  const report = await sweepJobs({ jobs: finishingJobs, queue, clock });
+  // Jobs it ends past their deadline count among the jobs failed, as any other.
+  const report = await sweepJobs({ jobs: withJobMetrics(finishingJobs), queue, clock });
   const moved = report.requeued.length + report.checked.length + report.failed.length;
   // Each of these is a job something should have moved and did not: worth an operator's look.
   if (moved > 0) logger.warn('Swept jobs', { ...report });

@@ -7,17 +7,14 @@ import { logger } from '#commons/logger';
 import { deliverWebhook, type WebhookDeps } from '#core/webhooks';
 import { HttpWebhookSender } from './webhook-sender.ts';
 
-/** The adapters of this function's environment; public addresses only, but locally this machine only. */
+/** The adapters of this function's environment; public addresses only, outside local mode. */
 export function defaultWebhookDeps(): WebhookDeps {
   const { config, jobs, webhooks, webhookSecrets } = awsServices();
   return {
     jobs,
     secrets: webhookSecrets,
     queue: webhooks,
-    sender: new HttpWebhookSender({
-      timeoutMs: WEBHOOK_TIMEOUT_MS,
-      destinations: config.localMode ? 'loopback' : 'public',
-    }),
+    sender: new HttpWebhookSender(config.localMode, WEBHOOK_TIMEOUT_MS),
     clock: () => new Date(),
     statusUrl: (jobId) =>
       new URL(`v1-beta/transcript/status?${new URLSearchParams({ id: jobId })}`, config.publicApiUrl).href,

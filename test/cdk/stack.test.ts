@@ -3,10 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '#cdk/app';
-import { RESOURCES, RETENTION_DAYS, SWEEP_INTERVAL_SECONDS } from '#commons/contract';
+import { repositoryRoot } from '#cdk/constructs/service-function';
+import {
+  API_ROUTES,
+  JOB_METRICS,
+  OPERATOR_ERROR_CODES,
+  PENDING_UPLOAD_EXPIRATION_DAYS,
+  RESOURCES,
+  RETENTION_DAYS,
+  SWEEP_INTERVAL_SECONDS,
+  transcribeJobPrefix,
+  UPLOAD_TAG,
+} from '#commons/contract';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
@@ -94,7 +106,7 @@ describe('data', () => {
     });
   });
 
-  it('blocks public access, encrypts, and expires audio and results after 90 days', () => {
+  it('blocks public access, encrypts, expires audio and results after 90 days and unsubmitted uploads after a day', () => {
     template.hasResourceProperties('AWS::S3::Bucket', {
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true,
@@ -107,11 +119,22 @@ describe('data', () => {
         Rules: Match.arrayWith([
           Match.objectLike({ Prefix: 'audio/', ExpirationInDays: RETENTION_DAYS, Status: 'Enabled' }),
           Match.objectLike({ Prefix: 'results/', ExpirationInDays: RETENTION_DAYS, Status: 'Enabled' }),
+          Match.objectLike({
+            Prefix: 'uploads/',
+            TagFilters: [{ Key: UPLOAD_TAG.key, Value: UPLOAD_TAG.pending }],
+            ExpirationInDays: PENDING_UPLOAD_EXPIRATION_DAYS,
+          }),
+          Match.objectLike({
+            Prefix: 'uploads/',
+            TagFilters: [{ Key: UPLOAD_TAG.key, Value: UPLOAD_TAG.submitted }],
+            ExpirationInDays: RETENTION_DAYS,
+          }),
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
         ]),
       },
-      // No route uploads to the bucket from a browser yet, so no CORS rule opens it.
-      CorsConfiguration: Match.absent(),
+      CorsConfiguration: {
+        CorsRules: [Match.objectLike({ AllowedMethods: ['PUT', 'GET', 'HEAD'], AllowedOrigins: ['*'] })],
+      },
     });
   });
 
@@ -125,9 +148,13 @@ describe('data', () => {
 });
 
 describe('queues', () => {
-  it('redrives to a dead-letter queue after 3 receives and keeps dead letters 14 days', () => {
+  it('redrives to a dead-letter queue after at least 5 receives and keeps dead letters 14 days', () => {
+    expect(RESOURCES.deadLetterQueue.maxReceiveCount).toBeGreaterThanOrEqual(5);
     template.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
+      RedrivePolicy: {
+        maxReceiveCount: RESOURCES.deadLetterQueue.maxReceiveCount,
+        deadLetterTargetArn: Match.anyValue(),
+      },
     });
     template.hasResourceProperties('AWS::SQS::Queue', {
       MessageRetentionPeriod: 14 * 24 * 3600,
@@ -151,8 +178,8 @@ describe('queues', () => {
 describe('functions', () => {
   it('runs every zip function on Node.js 22, arm64, with JSON logs', () => {
     const functions = ofType('AWS::Lambda::Function');
-    // The API's eight routes and the authorizer, the worker, its dead-letter handler, the sweeper, webhooks.
-    expect(functions).toHaveLength(13);
+    // One per API route, the authorizer, the worker, the dead-letter handler, the sweeper and webhooks.
+    expect(functions).toHaveLength(API_ROUTES.length + 5);
     for (const [, fn] of functions) {
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
@@ -160,13 +187,25 @@ describe('functions', () => {
     }
   });
 
-  it('runs the worker as an image with the configured reserved concurrency and engine', () => {
+  it('runs the worker as an image with the configured engine and no reserved concurrency', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       PackageType: 'Image',
-      ReservedConcurrentExecutions: 7,
       Timeout: 900,
       Environment: { Variables: Match.objectLike({ ENGINE: 'transcribe', SUMMARIZER: 'local' }) },
     });
+    // Reserving concurrency fails the deployment where the account's quota is 10.
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    }
+  });
+
+  it("bounds the worker with its SQS event source's maximum concurrency, the workerConcurrency setting", () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 7 },
+    });
+    expect(() => buildApp(new App({ context: { workerConcurrency: '1' } }))).toThrow();
+    expect(() => buildApp(new App({ context: { workerConcurrency: '1001' } }))).toThrow();
   });
 
   it('lets the worker schedule checks on its queue, and tells both consumers the Transcribe job prefix', () => {
@@ -181,7 +220,7 @@ describe('functions', () => {
             ?.TRANSCRIBE_JOB_PREFIX,
       )
       .filter(Boolean);
-    expect(prefixes).toEqual(['TranscriptionService-', 'TranscriptionService-']);
+    expect(prefixes).toEqual(['TranscriptionService_', 'TranscriptionService_']);
   });
 
   it('feeds the worker one message at a time with partial batch responses, and the dead-letter handler and webhooks too', () => {
@@ -203,7 +242,7 @@ describe('functions', () => {
         source: ['aws.transcribe'],
         'detail-type': ['Transcribe Job State Change'],
         detail: {
-          TranscriptionJobName: [{ prefix: 'TranscriptionService-' }],
+          TranscriptionJobName: [{ prefix: 'TranscriptionService_' }],
           TranscriptionJobStatus: ['COMPLETED', 'FAILED'],
         },
       },
@@ -220,16 +259,9 @@ describe('API', () => {
       AuthorizerResultTtlInSeconds: 300,
     });
     const methods = ofType('AWS::ApiGateway::Method').map(([, method]) => method.Properties);
-    expect(methods.map((method) => method.HttpMethod).sort()).toEqual([
-      'DELETE',
-      'GET',
-      'GET',
-      'GET',
-      'GET',
-      'GET',
-      'GET',
-      'POST',
-    ]);
+    expect(methods.map((method) => method.HttpMethod).sort()).toEqual(
+      API_ROUTES.map((route) => route.method).sort(),
+    );
     // Every route but the pages and the document, which hold no data, is behind the authorizer.
     const open = methods.filter((method) => method.AuthorizationType !== 'CUSTOM');
     expect(open.map((method) => method.AuthorizationType)).toEqual(['NONE', 'NONE', 'NONE']);
@@ -271,19 +303,59 @@ describe('API', () => {
 });
 
 describe('alarms and outputs', () => {
-  it('alarms on dead letters (jobs and webhooks), worker errors, the API 5xx rate and the oldest queued message', () => {
-    const metrics = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties.MetricName);
-    expect(metrics.sort()).toEqual(
+  it('alarms on jobs the service failed (per code), dead-lettered messages and worker failures from the job metrics', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    const onJobMetric = (name: string) =>
+      alarms.filter((alarm) => alarm.Namespace === 'TranscriptionService' && alarm.MetricName === name);
+    const failedCodes = onJobMetric(JOB_METRICS.jobsEnded).map(
+      (alarm) =>
+        (alarm.Dimensions as { Name: string; Value: string }[]).find(
+          (dimension) => dimension.Name === JOB_METRICS.outcomeDimension,
+        )?.Value,
+    );
+    expect(failedCodes.sort()).toEqual([...OPERATOR_ERROR_CODES].sort());
+    expect(onJobMetric(JOB_METRICS.deadLetteredMessages)).toHaveLength(1);
+    expect(onJobMetric(JOB_METRICS.workerFailures)).toMatchObject([{ EvaluationPeriods: 3, Threshold: 0 }]);
+    for (const alarm of onJobMetric(JOB_METRICS.jobsEnded)) {
+      expect(alarm.Dimensions).toContainEqual({ Name: 'service', Value: JOB_METRICS.service });
+    }
+    // A drained dead-letter queue never has visible messages for long: that alarm could never fire.
+    // Only the webhooks' dead-letter queue, which nothing drains, is alarmed on its visible messages.
+    const visible = alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(visible).toHaveLength(1);
+    expect(JSON.stringify(visible[0]?.Dimensions)).toMatch(/WebhooksDeadLetterQueue/);
+    expect(alarms.map((alarm) => alarm.MetricName).sort()).toEqual(
       [
+        ...OPERATOR_ERROR_CODES.map(() => JOB_METRICS.jobsEnded),
+        JOB_METRICS.deadLetteredMessages,
+        JOB_METRICS.workerFailures,
+        'Errors',
         '5XXError',
         'ApproximateAgeOfOldestMessage',
+        'ApproximateAgeOfOldestMessage',
         'ApproximateNumberOfMessagesVisible',
-        'ApproximateNumberOfMessagesVisible',
-        'Errors',
       ].sort(),
     );
-    for (const [, alarm] of ofType('AWS::CloudWatch::Alarm')) {
-      expect(alarm.Properties.AlarmActions).toHaveLength(1);
+    for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
+  });
+
+  it('emits the job metrics into the namespace the alarms read, and draws them on a dashboard', () => {
+    const namespaces = ofType('AWS::Lambda::Function')
+      .map(([, fn]) => (fn.Properties.Environment as { Variables?: Record<string, string> })?.Variables)
+      .map((variables) => variables?.POWERTOOLS_METRICS_NAMESPACE)
+      .filter(Boolean);
+    expect(namespaces).toEqual(['TranscriptionService', 'TranscriptionService']);
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]?.[1].Properties.DashboardBody);
+    for (const metric of [
+      JOB_METRICS.jobsEnded,
+      JOB_METRICS.audioMinutes,
+      JOB_METRICS.realTimeFactor,
+      JOB_METRICS.deadLetteredMessages,
+      JOB_METRICS.workerFailures,
+    ]) {
+      expect(body).toContain(metric);
     }
   });
 
@@ -299,13 +371,139 @@ describe('alarms and outputs', () => {
       'MediaBucketName',
       'JobsQueueName',
       'WebhookQueueName',
+      'DashboardName',
     ]) {
       expect(outputs).toContain(name);
     }
   });
 });
 
+/** The statements of the worker's role policy. */
+function workerStatements(from: Template = template): Record<string, unknown>[] {
+  const found = Object.entries(from.toJSON().Resources as Resources).find(
+    ([id, resource]) =>
+      resource.Type === 'AWS::IAM::Policy' && id.startsWith('WorkerFunctionServiceRoleDefaultPolicy'),
+  );
+  if (!found) throw new Error('The worker has no role policy.');
+  return (found[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+}
+const withAction = (statements: Record<string, unknown>[], action: string) =>
+  statements.filter((statement) => ([] as unknown[]).concat(statement.Action).includes(action));
+
+describe('Amazon Transcribe and Bedrock grants', () => {
+  it('allows StartTranscriptionJob on "*" only for output to the media bucket, and GetTranscriptionJob on the prefix', () => {
+    const [start, ...moreStarts] = withAction(workerStatements(), 'transcribe:StartTranscriptionJob');
+    expect(moreStarts).toEqual([]);
+    expect(start).toMatchObject({
+      Resource: '*',
+      Action: 'transcribe:StartTranscriptionJob',
+      Condition: {
+        StringEquals: { 'transcribe:OutputBucketName': { Ref: expect.stringMatching(/MediaBucket/) } },
+      },
+    });
+    const [get] = withAction(workerStatements(), 'transcribe:GetTranscriptionJob');
+    expect(get?.Action).toBe('transcribe:GetTranscriptionJob');
+    expect(JSON.stringify(get?.Resource)).toContain(':transcription-job/TranscriptionService_*');
+  });
+
+  it('grants a foundation model id in this region only', () => {
+    const { template: direct } = synthesize({
+      summarizer: 'bedrock',
+      bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0',
+    });
+    const statements = withAction(workerStatements(direct), 'bedrock:InvokeModel');
+    expect(statements).toHaveLength(1);
+    expect(JSON.stringify(statements[0]?.Resource)).toMatch(
+      /:bedrock:",\{"Ref":"AWS::Region"\},"::foundation-model\/anthropic\.claude-3-haiku-20240307-v1:0"/,
+    );
+  });
+
+  it('grants a cross-region inference profile and its foundation model in every region, through that profile only', () => {
+    const { template: profiled } = synthesize({
+      summarizer: 'bedrock',
+      bedrockModelId: 'us.anthropic.claude-3-haiku-20240307-v1:0',
+    });
+    const [profile, model, ...more] = withAction(workerStatements(profiled), 'bedrock:InvokeModel');
+    expect(more).toEqual([]);
+    expect(JSON.stringify(profile?.Resource)).toContain(
+      ':inference-profile/us.anthropic.claude-3-haiku-20240307-v1:0',
+    );
+    expect(JSON.stringify(model?.Resource)).toContain(
+      ':bedrock:*::foundation-model/anthropic.claude-3-haiku-20240307-v1:0',
+    );
+    expect(JSON.stringify(model?.Condition)).toContain('bedrock:InferenceProfileArn');
+    expect(JSON.stringify(model?.Condition)).toContain(JSON.stringify(profile?.Resource).slice(1, -1));
+  });
+
+  it('acknowledges the "*" resource to cdk-nag on the worker alone: another function granted "*" fails synthesis', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+    const { app, stack } = buildApp(new App({ outdir }));
+    stack.api.functions.status.addToRolePolicy(
+      new PolicyStatement({ actions: ['transcribe:StartTranscriptionJob'], resources: ['*'] }),
+    );
+    expect(() => app.synth()).toThrow(/AwsSolutions-IAM5\[Resource::\*\]/);
+  });
+});
+
+describe('smaller deployment defects', () => {
+  it("gives each stack a Transcribe job prefix that no other stack's prefix can extend", () => {
+    const names = ['Svc', 'Svc-2', 'Svc-2-a', 'TranscriptionService', 'TranscriptionService-eu'];
+    for (const name of names) {
+      for (const other of names.filter((candidate) => candidate !== name)) {
+        const otherJob = `${transcribeJobPrefix(other)}0c6e0b8e-9b3f-4a53-9d8f-1f2a3b4c5d6e`;
+        expect(otherJob.startsWith(transcribeJobPrefix(name)), `${name} vs ${other}`).toBe(false);
+      }
+    }
+  });
+
+  it('keeps the status of 4xx and 5xx responses API Gateway makes, with a JSON-escaped message', () => {
+    const responses = Object.fromEntries(
+      ofType('AWS::ApiGateway::GatewayResponse').map(([, response]) => [
+        response.Properties.ResponseType,
+        response.Properties,
+      ]),
+    );
+    expect(responses.DEFAULT_4XX?.StatusCode).toBeUndefined();
+    expect(responses.DEFAULT_5XX?.StatusCode).toBeUndefined();
+    const jsonTemplate = (type: string) =>
+      String(
+        (responses[type]?.ResponseTemplates as Record<string, string> | undefined)?.['application/json'],
+      );
+    const template4xx = jsonTemplate('DEFAULT_4XX');
+    // messageString is the message already quoted and escaped for JSON; the raw one is not.
+    expect(template4xx).toContain('"message":$context.error.messageString}');
+    expect(template4xx).not.toContain('validationErrorString');
+    const template5xx = jsonTemplate('DEFAULT_5XX');
+    expect(template5xx).toContain('$context.integration.status');
+    expect(template5xx).toContain('payload_too_large');
+    expect(responses.REQUEST_TOO_LARGE?.StatusCode).toBe('413');
+  });
+
+  it('finds the repository from a module URL whose path has a space', () => {
+    expect(repositoryRoot('file:///work/My%20Projects/svc/cdk/constructs/service-function.ts')).toBe(
+      '/work/My Projects/svc/',
+    );
+  });
+});
+
 describe('least privilege', () => {
+  it('lets the upload route presign tagged PUTs under uploads/ and keep Idempotency-Key records, nothing else', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('ApiUploadServiceRole'));
+    if (!policy) throw new Error('The upload function has no policy.');
+    const statements = (policy[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    expect(statements).toHaveLength(2);
+    expect(statements[0]?.Action).toEqual(['s3:PutObject', 's3:PutObjectTagging']);
+    expect(JSON.stringify(statements[0]?.Resource)).toContain('/uploads/*');
+    expect(statements[1]?.Action).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+    ]);
+    expect(JSON.stringify(statements[1]?.Resource)).toMatch(/IdempotencyTable/);
+  });
+
   it('runs the sweeper every sweep interval, letting it read due and expired jobs, move or remove them and send messages, nothing else', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: `rate(${SWEEP_INTERVAL_SECONDS / 60} minutes)`,

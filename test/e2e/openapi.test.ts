@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -243,6 +245,58 @@ describe("every route's real answers conform to the document", () => {
     expect((await conforming('DELETE', '/v1-beta/transcript', { query: { id: 'nope' } })).status).toBe(404);
     const unauthorized = await conforming('GET', '/v1-beta/transcripts', { key: 'not-a-key-000000000' });
     expect(unauthorized).toMatchObject({ status: 401, body: { error: { code: 'invalid_api_key' } } });
+  });
+
+  it('a presigned upload (idempotent), submitted by audio_ref, and a submission by audio_url', async () => {
+    const audio = await readFile(samplePath(utterance));
+    const request = {
+      body: JSON.stringify({ size: audio.length, content_type: 'audio/wav' }),
+      headers: { 'content-type': 'application/json', 'Idempotency-Key': 'openapi-upload' },
+    };
+    const ticket = await conforming('POST', '/v1-beta/upload', request);
+    expect(ticket.status).toBe(200);
+    const again = await conforming('POST', '/v1-beta/upload', request);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(ticket.body);
+    const other = await conforming('POST', '/v1-beta/upload', {
+      ...request,
+      body: JSON.stringify({ size: audio.length + 1 }),
+    });
+    expect(other).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
+    const put = await fetch(ticket.body.upload_url, {
+      method: 'PUT',
+      headers: ticket.body.headers,
+      body: audio,
+    });
+    expect(put.status).toBe(200);
+    const body = new FormData();
+    body.append('audio_ref', ticket.body.audio_ref);
+    const byRef = await conforming('POST', '/v1-beta/transcript', { body });
+    expect(byRef.status).toBe(200);
+    expect((await finished(byRef.body.id)).status).toBe('completed');
+
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'audio/wav' }).end(audio);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const byUrl = new FormData();
+      byUrl.append('audio_url', `http://127.0.0.1:${(server.address() as AddressInfo).port}/a.wav`);
+      const submitted = await conforming('POST', '/v1-beta/transcript', { body: byUrl });
+      expect(submitted.status).toBe(200);
+      expect((await finished(submitted.body.id)).status).toBe('completed');
+    } finally {
+      server.close();
+    }
+
+    const json = { 'content-type': 'application/json' };
+    for (const [status, refused] of [
+      [415, { body: 'x', headers: { 'content-type': 'text/plain' } }],
+      [400, { body: '{"size": 0}', headers: json }],
+      [413, { body: JSON.stringify({ size: 1, pad: 'x'.repeat(5000) }), headers: json }],
+    ] as const) {
+      expect((await conforming('POST', '/v1-beta/upload', refused)).status).toBe(status);
+    }
   });
 
   it('the pages: the console and the API reference', async () => {

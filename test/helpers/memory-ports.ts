@@ -34,9 +34,10 @@ export class InMemoryJobStore implements JobStore {
   /** Deleted jobs: gone from `items`, kept so that deleting again answers the same. */
   readonly tombstones = new Map<string, DeletedJob>();
 
-  async create(job: Job): Promise<void> {
-    if (this.items.has(job.id)) throw new Error(`Job ${job.id} exists.`);
+  async create(job: Job): Promise<boolean> {
+    if (this.items.has(job.id)) return false;
     this.items.set(job.id, copy(job));
+    return true;
   }
 
   async get(id: string): Promise<Job | undefined> {
@@ -191,6 +192,7 @@ export class InMemoryJobStore implements JobStore {
 
 export class InMemoryMediaStore implements MediaStore {
   readonly objects = new Map<string, Buffer>();
+  readonly tags = new Map<string, Record<string, string>>();
 
   async putAudio(key: string, body: NodeJS.ReadableStream): Promise<StoredAudio> {
     const chunks: Buffer[] = [];
@@ -202,6 +204,30 @@ export class InMemoryMediaStore implements MediaStore {
 
   async downloadToFile(key: string, path: string): Promise<void> {
     await writeFile(path, this.read(key));
+  }
+
+  async describe(key: string): Promise<{ bytes: number } | undefined> {
+    const data = this.objects.get(key);
+    return data && { bytes: data.length };
+  }
+
+  async getTags(key: string): Promise<Record<string, string>> {
+    return { ...(this.tags.get(key) ?? {}) };
+  }
+
+  async setTags(key: string, tags: Record<string, string>): Promise<void> {
+    this.tags.set(key, { ...tags });
+  }
+
+  /** Not a URL anyone can use: tests of core put the uploaded bytes in `objects` themselves. */
+  async presignUpload(
+    key: string,
+    upload: { bytes: number; contentType: string; tags: Record<string, string> },
+  ): Promise<{ url: string; headers: Record<string, string> }> {
+    return {
+      url: `memory://${key}`,
+      headers: { 'content-length': String(upload.bytes), 'content-type': upload.contentType },
+    };
   }
 
   async putResult(key: string, result: TranscriptResult): Promise<void> {

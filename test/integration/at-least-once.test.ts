@@ -28,6 +28,7 @@ import { LocalSummarizer } from '#speech/summarizer';
 import { useFreshResources } from '#test/helpers/fresh-resources';
 import { findSample, samplePath } from '#test/helpers/samples';
 import { submitSample } from '#test/helpers/submissions';
+import { UrlAudioFetcher } from '#worker/audio-fetcher';
 import { handler as deadLetter } from '#worker/dead-letter';
 import { createWorkerHandler, handler as worker } from '#worker/handler';
 
@@ -127,6 +128,7 @@ function countingDeps(): { deps: () => ProcessDeps; transcriptions: () => number
       queue,
       transcriber,
       summarizer: new LocalSummarizer(),
+      fetcher: new UrlAudioFetcher(true),
       clock: () => new Date(),
       timings: config.timings,
     };

@@ -16,6 +16,7 @@ import { apiEvent, sqsEvent } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/fresh-resources';
 import { findSample } from '#test/helpers/samples';
 import { submitSample } from '#test/helpers/submissions';
+import { UrlAudioFetcher } from '#worker/audio-fetcher';
 import { createWorkerHandler, handler as worker } from '#worker/handler';
 import { createSummarizer, createTranscriber } from '#worker/transcribers';
 
@@ -132,6 +133,7 @@ describe('DELETE /v1-beta/transcript', () => {
       jobs: finishingJobs,
       media,
       queue,
+      fetcher: new UrlAudioFetcher(config.localMode),
       transcriber: held,
       summarizer: createSummarizer(config),
       clock: () => new Date(),

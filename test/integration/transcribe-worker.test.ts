@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -11,6 +14,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as status } from '#api/status';
+import { FIRST_TWO_CHANNELS_NOTE } from '#aws/amazon-transcribe';
 import { createS3Client, createSqsClient } from '#aws/clients';
 import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
@@ -18,10 +22,12 @@ import { ASYNC_CHECK_INTERVAL_SECONDS } from '#commons/contract';
 import type { StatusRecord } from '#core/job';
 import { encodeCheckMessage, encodeProcessMessage } from '#core/messages';
 import type { LocalQueues } from '#local/provision';
+import { probeMedia } from '#speech/media';
+import { runProcess } from '#speech/process';
 import { apiEvent, sqsEvent } from '#test/helpers/events';
 import { useFreshResources } from '#test/helpers/fresh-resources';
-import { findSample, type Sample } from '#test/helpers/samples';
-import { submitSample } from '#test/helpers/submissions';
+import { findSample, type Sample, samplePath } from '#test/helpers/samples';
+import { submitForm, submitSample } from '#test/helpers/submissions';
 import { handler as worker } from '#worker/handler';
 
 const fixture = <T = Record<string, unknown>>(name: string): T =>
@@ -63,7 +69,7 @@ function stateChange(jobId: string, jobStatus: 'COMPLETED' | 'FAILED', prefix = 
 }
 
 /** What Transcribe does on completion: its output document lands in our bucket. */
-async function transcribeWritesOutput(jobId: string, name: string): Promise<void> {
+async function transcribeWritesOutput(jobId: string, name: string, mediaFileUri?: string): Promise<void> {
   const config = readServiceConfig();
   await createS3Client(config).send(
     new PutObjectCommand({
@@ -74,6 +80,7 @@ async function transcribeWritesOutput(jobId: string, name: string): Promise<void
   );
   const completed = fixture<{ TranscriptionJob: Record<string, unknown> }>('get-transcription-job-completed');
   completed.TranscriptionJob.TranscriptionJobName = `${PREFIX}${jobId}`;
+  if (mediaFileUri) completed.TranscriptionJob.Media = { MediaFileUri: mediaFileUri };
   transcribe.on(GetTranscriptionJobCommand).resolves(completed);
 }
 
@@ -189,6 +196,52 @@ describe('worker with the transcribe engine', () => {
         MaxSpeakerLabels: limit,
       });
     }
+  });
+
+  it('hands Transcribe the first two channels of a dual-channel file with more, and says so in the notes', async () => {
+    const stereo = findSample((sample) => sample.kind === 'stereo');
+    const workDir = await mkdtemp(join(tmpdir(), 'three-channels-'));
+    const threeChannels = join(workDir, 'three.wav');
+    const made = await runProcess(
+      'ffmpeg',
+      [
+        '-v',
+        'error',
+        '-i',
+        samplePath(stereo),
+        '-filter_complex',
+        '[0:a:0]pan=3c|c0=c0|c1=c1|c2=c0[out]',
+        '-map',
+        '[out]',
+        threeChannels,
+      ],
+      60_000,
+    );
+    expect(made.code).toBe(0);
+    const form = new FormData();
+    form.append('audio', new Blob([await readFile(threeChannels)]), 'three.wav');
+    form.append('dual_channel', 'true');
+    const { body } = await submitForm(form, TENANT);
+    const jobId = body.id ?? '';
+
+    expect((await worker(sqsEvent([encodeProcessMessage(jobId)]))).batchItemFailures).toEqual([]);
+    const config = readServiceConfig();
+    const inputKey = `transcribe/${TENANT}/${jobId}.two-channels.flac`;
+    const [start] = transcribe.commandCalls(StartTranscriptionJobCommand);
+    expect(start?.args[0].input).toMatchObject({
+      Media: { MediaFileUri: `s3://${config.mediaBucket}/${inputKey}` },
+      Settings: { ChannelIdentification: true },
+    });
+    // What Transcribe reads has exactly two channels.
+    const copy = join(workDir, 'copy.flac');
+    await awsServices().media.downloadToFile(inputKey, copy);
+    expect((await probeMedia(copy)).channels).toBe(2);
+
+    await transcribeWritesOutput(jobId, 'channel-identification', `s3://${config.mediaBucket}/${inputKey}`);
+    await worker(sqsEvent([stateChange(jobId, 'COMPLETED')]));
+    const results = (await statusOf(jobId)).results?.results;
+    expect(results?.notes).toEqual([FIRST_TWO_CHANNELS_NOTE]);
+    expect(results?.words.map((word) => word.channel)).toEqual([1, 1, 1, 1, 1, 1, 1, 2, 2, 2]);
   });
 
   it("ends the job in error with Transcribe's reason when the Transcribe job failed", async () => {

@@ -1,5 +1,7 @@
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { readFile } from 'node:fs/promises';
+import type { LookupFunction } from 'node:net';
 import { hostname } from 'node:os';
 import { Readable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
@@ -7,11 +9,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqsClient } from '#aws/clients';
 import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
+import { isPublicAddress } from '#commons/client-urls';
 import { WEBHOOK_MAX_ATTEMPTS } from '#commons/contract';
 import { type Job, newJob, newJobId } from '#core/job';
 import { encodeProcessMessage } from '#core/messages';
 import { parseJobOptions } from '#core/options';
-import { isAllowedAddress } from '#core/webhook-address';
 import { createWebhookSecret, type WebhookDeps } from '#core/webhooks';
 import { QueuePoller } from '#local/poller';
 import type { LocalQueues } from '#local/provision';
@@ -23,7 +25,7 @@ import { WebhookReceiver } from '#test/helpers/webhook-receiver';
 import { handler as deadLetter } from '#worker/dead-letter';
 import { handler as worker } from '#worker/handler';
 import { handler as sweeper } from '#worker/sweeper';
-import { HttpWebhookSender, type Resolver } from '#worker/webhook-sender';
+import { HttpWebhookSender } from '#worker/webhook-sender';
 import { createWebhookHandler, defaultWebhookDeps } from '#worker/webhooks';
 
 const TENANT = 'tenant-hooks';
@@ -57,7 +59,7 @@ function deliverWebhooks(overrides: Partial<WebhookDeps> = {}): void {
   const handler = createWebhookHandler(() => {
     deps ??= {
       ...defaultWebhookDeps(),
-      sender: new HttpWebhookSender({ timeoutMs: 1000, destinations: 'loopback' }),
+      sender: new HttpWebhookSender(true, 1000),
       retryBaseSeconds: 0,
       ...overrides,
     };
@@ -76,7 +78,7 @@ function deliverWebhooks(overrides: Partial<WebhookDeps> = {}): void {
 
 /** A queued job whose webhook goes to `url`, with its audio stored. */
 async function queuedJob(url: string, audio?: Buffer, submittedAt = new Date()): Promise<Job> {
-  const options = parseJobOptions({ webhook_url: url }, { allowHttpWebhooks: true });
+  const options = parseJobOptions({ webhook_url: url }, { localMode: true });
   const job = newJob({ id: newJobId(), tenantId: TENANT, options, now: submittedAt });
   const { jobs, media } = awsServices();
   await media.putAudio(job.audioKey, Readable.from([audio ?? Buffer.from('x')]));
@@ -108,6 +110,32 @@ async function deliveryOf(jobId: string, timeoutMs = 30_000): Promise<Job> {
   const job = await eventually(() => awsServices().jobs.get(jobId), finalDelivery, timeoutMs);
   if (!job) throw new Error(`Job ${jobId} is gone.`);
   return job;
+}
+
+/** Names as the tests' DNS answers them: one that rebinds to loopback, one mixed, metadata, private IPv6. */
+const RESOLUTIONS: Record<string, LookupAddress[]> = {
+  'rebind.example': [{ address: '127.0.0.1', family: 4 }],
+  'mixed.example': [
+    { address: '93.184.215.14', family: 4 },
+    { address: '10.1.2.3', family: 4 },
+  ],
+  'metadata.example': [{ address: '169.254.169.254', family: 4 }],
+  'ipv6-private.example': [{ address: 'fd00:ec2::254', family: 6 }],
+  'public.example': [{ address: '93.184.215.14', family: 4 }],
+};
+
+/** A resolver that answers from a table, in both of the forms a connection asks for. */
+function resolvingTo(table: Record<string, LookupAddress[]>): LookupFunction {
+  return (hostname, options, callback) => {
+    const addresses = table[hostname];
+    if (!addresses?.[0]) {
+      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 4);
+    } else if (options.all) {
+      (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, addresses);
+    } else {
+      callback(null, addresses[0].address, addresses[0].family);
+    }
+  };
 }
 
 describe('webhook delivery against a local receiver', () => {
@@ -182,18 +210,7 @@ describe('webhook delivery against a local receiver', () => {
   });
 
   it('refuses loopback and private destinations outside local mode, after DNS too, and sends nothing', async () => {
-    const rebinding: Resolver = async (hostname) =>
-      hostname === 'rebind.example'
-        ? [{ address: '127.0.0.1', family: 4 }]
-        : hostname === 'mixed.example'
-          ? [
-              { address: '93.184.215.14', family: 4 },
-              { address: '10.1.2.3', family: 4 },
-            ]
-          : hostname === 'metadata.example'
-            ? [{ address: '169.254.169.254', family: 4 }]
-            : [{ address: 'fd00:ec2::254', family: 6 }];
-    const sender = new HttpWebhookSender({ timeoutMs: 1000, destinations: 'public', resolve: rebinding });
+    const sender = new HttpWebhookSender(false, 1000, { lookup: resolvingTo(RESOLUTIONS) });
     const port = new URL(receiver.url()).port;
     for (const url of [
       `https://localhost:${port}/hook`,
@@ -206,43 +223,58 @@ describe('webhook delivery against a local receiver', () => {
       'https://10.0.0.8/hook',
       'https://192.168.1.10/hook',
       'https://100.64.0.1/hook',
+      'https://0.0.0.0/hook',
       `https://rebind.example:${port}/hook`,
       'https://mixed.example/hook',
       'https://metadata.example/hook',
       'https://ipv6-private.example/hook',
       // Plain HTTP is for the local runtime only.
       `http://rebind.example:${port}/hook`,
+      `http://public.example:${port}/hook`,
     ]) {
       const response = await sender.post(url, '{}', {});
       expect(response.outcome, url).toBe('refused');
     }
     // The system resolver: this machine's own name resolves to one of its addresses (loopback here),
     // which is refused once resolved; `localhost.` is refused by its name alone.
-    const system = new HttpWebhookSender({ timeoutMs: 1000, destinations: 'public' });
+    const system = new HttpWebhookSender(false, 1000);
     const own = await lookup(hostname(), { all: true });
-    expect(own.every(({ address }) => !isAllowedAddress(address, 'public'))).toBe(true);
+    expect(own.every(({ address }) => !isPublicAddress(address))).toBe(true);
     const ownName = await system.post(`https://${hostname()}:${port}/hook`, '{}', {});
-    expect(ownName).toEqual({
-      outcome: 'refused',
-      reason: expect.stringContaining(`${hostname()} resolves to ${own[0]?.address}`),
-    });
+    expect(ownName).toEqual({ outcome: 'refused', reason: expect.stringContaining('is not allowed') });
     expect((await system.post(`https://localhost.:${port}/hook`, '{}', {})).outcome).toBe('refused');
     expect(receiver.received).toEqual([]);
   });
 
-  it('locally delivers to this machine only, without asking DNS about any other name', async () => {
-    const noLookups: Resolver = async (hostname) => {
-      throw new Error(`looked up ${hostname}`);
-    };
-    const sender = new HttpWebhookSender({ timeoutMs: 1000, destinations: 'loopback', resolve: noLookups });
-    for (const url of ['https://example.com/hook', 'http://10.0.0.8/hook', 'http://93.184.215.14/hook']) {
-      expect((await sender.post(url, '{}', {})).outcome, url).toBe('refused');
-    }
+  it('delivers to a name whose every address is allowed, connecting to the address it checked', async () => {
+    // The receiver stands for a public host here: its address is allowed, as a public one would be.
+    const port = new URL(receiver.url()).port;
+    const sender = new HttpWebhookSender(false, 1000, {
+      allowHttp: true,
+      allowAddresses: ['127.0.0.1'],
+      lookup: resolvingTo({ 'hooks.example': [{ address: '127.0.0.1', family: 4 }] }),
+    });
+    expect(await sender.post(`http://hooks.example:${port}/hook`, '{}', {})).toEqual({
+      outcome: 'answered',
+      statusCode: 200,
+    });
+    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received[0]?.headers.host).toBe(`hooks.example:${port}`);
+  });
+
+  it('locally delivers over http to private addresses too', async () => {
+    const sender = new HttpWebhookSender(true, 1000);
     expect(await sender.post(receiver.url(), '{}', {})).toEqual({ outcome: 'answered', statusCode: 200 });
+    expect(await sender.post(receiver.url('/hook', 'localhost'), '{}', {})).toEqual({
+      outcome: 'answered',
+      statusCode: 200,
+    });
+    // Not the metadata service, even locally.
+    expect((await sender.post('http://0.0.0.0/hook', '{}', {})).outcome).toBe('refused');
   });
 
   it('records a refused destination on the job without touching its outcome', async () => {
-    deliverWebhooks({ sender: new HttpWebhookSender({ timeoutMs: 1000, destinations: 'public' }) });
+    deliverWebhooks({ sender: new HttpWebhookSender(false, 1000) });
     const job = await completedJob(receiver.url('/hook', 'localhost'));
     const done = await deliveryOf(job.id);
     expect(done.webhook).toMatchObject({

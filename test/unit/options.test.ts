@@ -115,9 +115,9 @@ describe('parseJobOptions', () => {
   });
 
   it('accepts http webhooks in local mode only', () => {
-    expect(
-      parseJobOptions({ webhook_url: 'http://localhost:9000/x' }, { allowHttpWebhooks: true }).webhook_url,
-    ).toBe('http://localhost:9000/x');
+    expect(parseJobOptions({ webhook_url: 'http://localhost:9000/x' }, { localMode: true }).webhook_url).toBe(
+      'http://localhost:9000/x',
+    );
   });
 
   it('keeps custom up to its limit and refuses longer values', () => {

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ASYNC_CHECK_INTERVAL_SECONDS, ASYNC_DEADLINE_MS, audioKey, resultKey } from '#commons/contract';
 import { JobFailure } from '#core/errors';
@@ -74,6 +75,7 @@ let media: InMemoryMediaStore;
 let queue: InMemoryJobQueue;
 let clock: ReturnType<typeof manualClock>;
 let summaries: number;
+let fetched: string[];
 
 function deps(transcriber: ProcessDeps['transcriber']): ProcessDeps {
   return {
@@ -88,6 +90,12 @@ function deps(transcriber: ProcessDeps['transcriber']): ProcessDeps {
           ...(request.tldr ? { tldr: 'short' } : {}),
           ...(request.short_hand_notes ? { short_hand_notes: '- note' } : {}),
         };
+      },
+    },
+    fetcher: {
+      async fetchInto(url, store) {
+        fetched.push(url);
+        return store(Readable.from([AUDIO]));
       },
     },
     clock,
@@ -116,6 +124,13 @@ async function handle(transcriber: ProcessDeps['transcriber'], message: WorkerMe
   return (await handleWorkerMessage(deps(transcriber), message, delivery(receiveCount))).outcome;
 }
 
+/** A queued job submitted by address: its audio is not in the store yet. */
+async function jobByAddress(audioUrl: string): Promise<string> {
+  const id = newJobId();
+  await jobs.create(newJob({ id, tenantId: 'acme', options: parseJobOptions({}), now: clock(), audioUrl }));
+  return id;
+}
+
 async function queuedJob(fields: Record<string, string> = {}): Promise<Job> {
   const id = newJobId();
   const job = newJob({ id, tenantId: 'acme', options: parseJobOptions(fields), now: clock() });
@@ -130,6 +145,7 @@ beforeEach(() => {
   queue = new InMemoryJobQueue();
   clock = manualClock();
   summaries = 0;
+  fetched = [];
 });
 
 afterEach(() => {
@@ -165,6 +181,21 @@ describe('a sync transcriber', () => {
     expect(result.tldr).toBe('short');
     expect(result).not.toHaveProperty('short_hand_notes');
     expect(summaries).toBe(1);
+  });
+
+  it('fetches the audio of a job submitted by address into the store once, before transcribing it', async () => {
+    const id = await jobByAddress('https://x.test/a.mp3');
+    const transcriber = scriptedTranscriber(
+      () => {
+        throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+      },
+      () => transcription(),
+    );
+    await handleWorkerMessage(deps(transcriber), process(id), delivery()).catch(() => undefined);
+    expect(await handle(transcriber, process(id), 2)).toBe('completed');
+    expect(fetched).toEqual(['https://x.test/a.mp3']);
+    expect(transcriber.audio).toEqual([AUDIO, AUDIO]);
+    expect(media.objects.get(audioKey('acme', id))).toEqual(AUDIO);
   });
 
   it('hides the message before any work, and keeps it hidden and the lease held while the work goes on', async () => {
@@ -402,6 +433,23 @@ describe('a job deleted while it is transcribed', () => {
     ).toBe('skipped');
     expect(media.objects.has(resultKey('acme', job.id))).toBe(false);
     expect(await jobs.markDeleted(job.id, 'acme', clock())).toMatchObject({ id: job.id });
+  });
+
+  it('removes the audio it fetched for a job deleted during the fetch, and transcribes nothing', async () => {
+    const id = await jobByAddress('https://x.test/a.mp3');
+    const d = deps(scriptedTranscriber(() => transcription()));
+    d.fetcher = {
+      async fetchInto(url, store) {
+        fetched.push(url);
+        // The deletion runs while the audio streams in: it finds no audio to remove yet.
+        await jobs.markDeleted(id, 'acme', clock());
+        return store(Readable.from([AUDIO]));
+      },
+    };
+    expect((await handleWorkerMessage(d, process(id), delivery())).outcome).toBe('skipped');
+    expect(fetched).toEqual(['https://x.test/a.mp3']);
+    expect(media.objects.has(audioKey('acme', id))).toBe(false);
+    expect(media.objects.has(resultKey('acme', id))).toBe(false);
   });
 
   it('keeps the result of a job another worker completed meanwhile', async () => {

@@ -13,8 +13,12 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 function tableRows(heading: string): string[][] {
   const section = README.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
   if (!section) throw new Error(`README has no "## ${heading}" section.`);
-  const lines = section.split('\n').filter((line) => line.startsWith('|'));
+  // The first run of table lines: later tables of the section are not this one.
+  const lines = section.split('\n');
+  const start = lines.findIndex((line) => line.startsWith('|'));
+  const end = lines.findIndex((line, index) => index > start && !line.startsWith('|'));
   return lines
+    .slice(start, end === -1 ? undefined : end)
     .slice(2)
     .filter((line) => !/^\|\s*-/.test(line))
     .map((line) =>
