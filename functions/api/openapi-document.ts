@@ -6,7 +6,13 @@ import { operation as exportTranscript } from './export.ts';
 import { operation as list } from './list.ts';
 import { operation as openapi } from './openapi.ts';
 import { operation as reference } from './reference.ts';
-import { API_KEY_SECURITY, type RouteOperation, SECURITY_SCHEMES } from './schemas.ts';
+import {
+  API_KEY_SECURITY,
+  jsonContent,
+  type RouteOperation,
+  SECURITY_SCHEMES,
+  webhookEventSchema,
+} from './schemas.ts';
 import { operation as status } from './status.ts';
 import { operation as submit } from './submit.ts';
 import { operation as upload } from './upload.ts';
@@ -57,5 +63,18 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
     servers: [{ url: '.' }],
     components: { securitySchemes: SECURITY_SCHEMES },
     paths,
+    webhooks: {
+      transcriptFinished: {
+        post: {
+          operationId: 'transcriptFinished',
+          summary: 'A job has ended',
+          description:
+            'Sent to the `webhook_url` of a job once it is `completed` or in `error`; a 2xx within 10 s ' +
+            'delivers it, anything else is retried for about 21 hours (see the README).',
+          requestBody: { required: true, content: jsonContent(webhookEventSchema) },
+          responses: { '200': { description: 'Any 2xx delivers the webhook.' } },
+        },
+      },
+    },
   });
 }

@@ -14,6 +14,7 @@ import {
 import type { JobList } from '#core/list-jobs';
 import type { TranscriptResult } from '#core/result';
 import type { UploadTicket } from '#core/upload';
+import type { WebhookEvent } from '#core/webhooks';
 
 /**
  * The zod schemas of what the API answers, for the OpenAPI document (`npm run openapi`). The records
@@ -169,6 +170,22 @@ export const uploadTicketSchema = z
   })
   .meta({ id: 'UploadTicket', description: 'A presigned upload for a file over the direct-upload limit.' });
 
+export const webhookEventSchema = z
+  .object({
+    type: z.enum(['transcript.completed', 'transcript.failed']),
+    timestamp: timestamp,
+    id: z.string(),
+    status: z.enum(['completed', 'error']),
+    error: jobError.optional().meta({ description: 'Only when status is error.' }),
+    status_url: z.string().meta({ description: "The job's status route, to read the rest." }),
+  })
+  .meta({
+    id: 'WebhookEvent',
+    description:
+      'The body POSTed to `webhook_url` once a job has ended, signed with the Standard Webhooks headers ' +
+      '`webhook-id`, `webhook-timestamp` and `webhook-signature`.',
+  });
+
 /** The `Idempotency-Key` request header of the routes that create something. */
 export const idempotencyKeyHeader = z.object({
   [IDEMPOTENCY_HEADER]: z
@@ -231,5 +248,6 @@ const typesMatch = {
   result: true satisfies Same<z.infer<typeof transcriptResultSchema>, TranscriptResult>,
   deletion: true satisfies Same<z.infer<typeof deletionRecordSchema>, DeletionRecord>,
   upload: true satisfies Same<z.infer<typeof uploadTicketSchema>, UploadTicket>,
+  webhook: true satisfies Same<z.infer<typeof webhookEventSchema>, WebhookEvent>,
 };
 void typesMatch;

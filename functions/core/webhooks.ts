@@ -5,6 +5,7 @@ import {
   WEBHOOK_MAX_RETRY_DELAY_SECONDS,
   WEBHOOK_RETRY_BASE_SECONDS,
 } from '#commons/contract';
+import type { JobError } from './errors.ts';
 import { isFinished, type Job, type WebhookDelivery } from './job.ts';
 import {
   type Clock,
@@ -53,15 +54,25 @@ export function webhookRetryDelaySeconds(
 }
 
 /** The body a receiver gets: what happened to which job, and where to read the rest. */
+export interface WebhookEvent {
+  type: 'transcript.completed' | 'transcript.failed';
+  timestamp: string;
+  id: string;
+  status: 'completed' | 'error';
+  error?: JobError;
+  status_url: string;
+}
+
 export function webhookPayload(job: Job, statusUrl: string, now: Date): string {
-  return JSON.stringify({
+  const event: WebhookEvent = {
     type: job.status === 'completed' ? 'transcript.completed' : 'transcript.failed',
     timestamp: now.toISOString(),
     id: job.id,
-    status: job.status,
+    status: job.status === 'completed' ? 'completed' : 'error',
     ...(job.error ? { error: job.error } : {}),
     status_url: statusUrl,
-  });
+  };
+  return JSON.stringify(event);
 }
 
 /**
