@@ -68,7 +68,7 @@ export interface ServiceConfig {
   timings: { heartbeatVisibilitySeconds: number; retryBaseSeconds: number };
   /** Jobs a tenant may have queued or processing at once. */
   maxActiveJobsPerTenant: number;
-  /** The local runtime: http:// webhook addresses are accepted, and webhooks go to this machine only. */
+  /** The local runtime: http:// and private addresses are accepted for webhooks and audio_url (DESIGN 3). */
   localMode: boolean;
   endpoints: { dynamodb?: string; s3?: string; sqs?: string };
 }

@@ -119,7 +119,11 @@ function send(url: URL, outbound: OutboundRequest, policy: OutboundPolicy): Prom
     request.on('error', (error) => {
       clearTimeout(timer);
       // The agent refuses a forbidden address with an error naming it.
-      reject(/is not allowed/.test(error.message) ? new OutboundRefused(error.message) : error);
+      reject(
+        /is not allowed/.test(error.message)
+          ? new OutboundRefused(`${url.hostname} is not an address the service may reach: ${error.message}`)
+          : error,
+      );
     });
     request.end(outbound.body);
   });

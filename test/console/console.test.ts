@@ -188,9 +188,9 @@ describe('web console', () => {
 
   it('shows how the webhook of a job went', async () => {
     const mono = findSample((sample) => sample.kind === 'utterance' && (sample.duration_s ?? 0) > 5);
-    // The local runtime delivers to this machine only: this address is refused, and says so.
+    // Even the local runtime, which delivers to private addresses, refuses the unspecified one, and says so.
     const submitted = await runtime.submit(await readFile(samplePath(mono)), {
-      webhook_url: 'https://example.com/hook',
+      webhook_url: 'https://0.0.0.0/hook',
     });
     const page = await openConsole();
     await enterKey(page, API_KEY);
@@ -199,7 +199,7 @@ describe('web console', () => {
       .click();
     const webhook = page.locator('.facts dd', { hasText: /^failed \(1 attempt\)/ });
     await webhook.waitFor({ timeout: ACTIVE_JOB_TIMEOUT_MS });
-    expect(await webhook.textContent()).toMatch(/example\.com is not an address webhooks may go to/);
+    expect(await webhook.textContent()).toMatch(/0\.0\.0\.0 is not an address the service may reach/);
   });
 
   it('renders the API reference from the OpenAPI document, with no other origin and no CSP violation', async () => {
