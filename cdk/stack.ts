@@ -6,6 +6,7 @@ import { Api } from './constructs/api.ts';
 import { Data } from './constructs/data.ts';
 import { Queues } from './constructs/queues.ts';
 import { Sweeper } from './constructs/sweeper.ts';
+import { Webhooks } from './constructs/webhooks.ts';
 import { Worker } from './constructs/worker.ts';
 
 export interface TranscriptionStackProps extends StackProps {
@@ -20,6 +21,7 @@ export class TranscriptionStack extends Stack {
   readonly queues: Queues;
   readonly alarms: Alarms;
   readonly sweeper: Sweeper;
+  readonly webhooks: Webhooks;
   readonly settings: DeploymentSettings;
 
   constructor(scope: Construct, props: TranscriptionStackProps) {
@@ -50,14 +52,24 @@ export class TranscriptionStack extends Stack {
       ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
     });
 
+    this.webhooks = new Webhooks(this, 'Webhooks', {
+      data: this.data,
+      api: this.api.restApi,
+      finishers: [this.worker.worker, this.worker.deadLetterHandler, this.sweeper.function],
+      alarmTopic: this.alarms.topic,
+    });
+
     const outputs: Record<string, string> = {
       ApiUrl: this.api.restApi.url,
       ConsoleUrl: this.api.restApi.urlForPath('/console'),
       JobsTableName: this.data.jobsTable.tableName,
       ApiKeysTableName: this.data.apiKeysTable.tableName,
+      TenantsTableName: this.data.tenantsTable.tableName,
+      ApiReferenceUrl: this.api.restApi.urlForPath('/reference'),
       MediaBucketName: this.data.mediaBucket.bucketName,
       JobsQueueName: this.queues.jobsQueue.queueName,
       DeadLetterQueueName: this.queues.deadLetterQueue.queueName,
+      WebhookQueueName: this.webhooks.queue.queueName,
       AlarmTopicArn: this.alarms.topic.topicArn,
       DashboardName: this.alarms.dashboard.dashboardName,
     };

@@ -3,16 +3,21 @@ import { parseArgs } from 'node:util';
 import { DynamoApiKeyStore } from '#aws/api-keys-table';
 import { createDocumentClient } from '#aws/clients';
 import { readServiceConfig } from '#aws/config';
+import { DynamoTenantStore } from '#aws/tenants-table';
 import { ENV } from '#commons/contract';
 import { createApiKey } from '#core/api-keys';
+import { createWebhookSecret, rotateWebhookSecret } from '#core/webhooks';
 import { readLocalSettings } from './settings.ts';
 
 const usage = `Usage: npm run keys -- <command> [--local]
   create --tenant ID [--label TEXT]   make a key; it is printed once and stored only as a hash
   list                                keys with their id, tenant and state (never the key)
   revoke KEY_ID                       refuse the key from now on
+  webhook-secret --tenant ID          make the tenant's webhook signing secret; it is printed once
+  rotate-webhook-secret --tenant ID   replace it; the old one keeps signing beside it for 24 hours
 
-Against AWS: set AWS_REGION and API_KEYS_TABLE (the stack output) with credentials as usual.
+Against AWS: set AWS_REGION and API_KEYS_TABLE (the stack output) with credentials as usual, and
+TENANTS_TABLE for the webhook secrets.
 --local: use the running local runtime (npm start).`;
 
 const { values, positionals } = parseArgs({
@@ -38,7 +43,9 @@ async function main(): Promise<number> {
     process.env[ENV.dynamodbEndpoint] = runtime.endpoints.dynamodb;
   }
   const config = readServiceConfig();
-  const store = new DynamoApiKeyStore(createDocumentClient(config), config.apiKeysTable);
+  const documents = createDocumentClient(config);
+  const store = new DynamoApiKeyStore(documents, config.apiKeysTable);
+  const tenants = new DynamoTenantStore(documents, config.tenantsTable);
 
   switch (command) {
     case 'create': {
@@ -69,6 +76,16 @@ async function main(): Promise<number> {
       const revoked = await store.revoke(argument, new Date());
       console.log(revoked ? `Revoked ${argument}.` : `No key with id ${argument}.`);
       return revoked ? 0 : 1;
+    }
+    case 'webhook-secret':
+    case 'rotate-webhook-secret': {
+      if (!values.tenant) throw new Error(`${command} needs --tenant ID.`);
+      const make = command === 'webhook-secret' ? createWebhookSecret : rotateWebhookSecret;
+      const secret = await make(tenants, values.tenant, new Date());
+      console.log(
+        `Webhook signing secret for tenant ${values.tenant}, shown only this once (verify with any Standard Webhooks library):\n${secret}`,
+      );
+      return 0;
     }
     default:
       console.error(usage);

@@ -1,10 +1,12 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { handler as authorizer } from '#api/authorizer';
 import { handler as consolePage } from '#api/console';
+import { handler as deleteJob } from '#api/delete';
 import { handler as exportTranscript } from '#api/export';
 import { handler as list } from '#api/list';
+import { handler as openapi } from '#api/openapi';
+import { handler as reference } from '#api/reference';
 import { handler as status } from '#api/status';
 import { handler as submit } from '#api/submit';
 import { handler as upload } from '#api/upload';
@@ -13,10 +15,12 @@ import { readServiceConfig } from '#aws/config';
 import { awsServices } from '#aws/services';
 import { API_ROUTES, type ApiHandlerName, ENV, MAX_DIRECT_UPLOAD_BYTES, RESOURCES } from '#commons/contract';
 import { createApiKey } from '#core/api-keys';
+import { createWebhookSecret } from '#core/webhooks';
 import { handler as deadLetter } from '#worker/dead-letter';
 import { handler as worker } from '#worker/handler';
 import { handler as sweep } from '#worker/sweeper';
-import { startEmulators } from './emulators.ts';
+import { handler as webhooks } from '#worker/webhooks';
+import { freePort, startEmulators } from './emulators.ts';
 import { createGateway, type ProxyHandler } from './gateway.ts';
 import { QueuePoller } from './poller.ts';
 import { createResources } from './provision.ts';
@@ -29,13 +33,18 @@ const handlers: Record<ApiHandlerName, ProxyHandler> = {
   upload,
   status,
   export: exportTranscript,
+  delete: deleteJob,
   list,
   console: consolePage,
+  openapi,
+  reference,
 };
 
 export interface LocalRuntime {
   url: string;
   apiKey: string;
+  /** The webhook signing secret of tenant `local`. */
+  webhookSecret: string;
   stop(): Promise<void>;
 }
 
@@ -55,12 +64,15 @@ export async function startLocalRuntime(
   };
 
   try {
+    // Known before the handlers read their configuration, for the status links of webhooks.
+    const port = settings.port || (await freePort());
     // The handlers read their configuration from the environment, as on Lambda.
     Object.assign(process.env, {
       [ENV.dynamodbEndpoint]: emulators.endpoints.dynamodb,
       [ENV.s3Endpoint]: emulators.endpoints.s3,
       [ENV.sqsEndpoint]: emulators.endpoints.sqs,
       [ENV.localMode]: 'true',
+      [ENV.publicApiUrl]: `http://localhost:${port}/`,
     });
     // Job metrics are CloudWatch's business; on this machine they would only fill the console.
     process.env[ENV.metricsDisabled] ??= 'true';
@@ -70,7 +82,8 @@ export async function startLocalRuntime(
         : {}),
     });
     process.env[ENV.jobsQueueUrl] = queues.jobsQueueUrl;
-    const { config } = awsServices();
+    process.env[ENV.webhookQueueUrl] = queues.webhookQueueUrl;
+    const { config, webhookSecrets } = awsServices();
 
     const { key } = await createApiKey(awsServices().apiKeys, {
       tenantId: LOCAL_TENANT,
@@ -86,6 +99,11 @@ export async function startLocalRuntime(
         now: new Date(),
       });
     }
+    // Every local tenant can receive webhooks at once; `npm run keys -- … --local` rotates them.
+    const tenants = new Set(settings.apiKeys.map((extra) => extra.tenantId));
+    tenants.delete(LOCAL_TENANT);
+    const webhookSecret = await createWebhookSecret(webhookSecrets, LOCAL_TENANT, new Date());
+    for (const tenantId of tenants) await createWebhookSecret(webhookSecrets, tenantId, new Date());
 
     const sqs = createSqsClient(config);
     const onError = (error: unknown) =>
@@ -115,6 +133,17 @@ export async function startLocalRuntime(
     }
     await deadLetters.start();
     stops.push(() => deadLetters.stop());
+    const webhookDeliveries = new QueuePoller({
+      sqs,
+      queueUrl: queues.webhookQueueUrl,
+      handler: webhooks,
+      batchSize: RESOURCES.webhookQueue.batchSize,
+      concurrency: 1,
+      region: config.region,
+      onError,
+    });
+    await webhookDeliveries.start();
+    stops.push(() => webhookDeliveries.stop());
     // As the stack's schedule does: the sweeper runs every interval; a failed run waits for the next.
     const sweeps = setInterval(() => {
       sweep().catch((error: unknown) =>
@@ -134,7 +163,7 @@ export async function startLocalRuntime(
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(settings.port, '127.0.0.1', resolve);
+      server.listen(port, '127.0.0.1', resolve);
     });
     stops.push(
       () =>
@@ -143,7 +172,6 @@ export async function startLocalRuntime(
           server.closeAllConnections();
         }),
     );
-    const { port } = server.address() as AddressInfo;
 
     await mkdir(dirname(settings.runtimeFile), { recursive: true });
     await writeFile(
@@ -151,7 +179,7 @@ export async function startLocalRuntime(
       JSON.stringify({ endpoints: emulators.endpoints, pid: process.pid }, null, 2),
     );
     ready = true;
-    return { url: `http://localhost:${port}`, apiKey: key, stop };
+    return { url: `http://localhost:${port}`, apiKey: key, webhookSecret, stop };
   } catch (error) {
     await stop();
     throw error;

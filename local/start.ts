@@ -10,6 +10,9 @@ Transcription service listening on ${runtime.url}
 Emulators keep their data in memory: jobs, audio and keys are gone when this process stops.
 
 API key (tenant "local"): ${runtime.apiKey}
+Webhook signing secret (tenant "local"): ${runtime.webhookSecret}
+  (webhooks go to this machine only, for example webhook_url=http://localhost:8080/hook)
+API reference: ${runtime.url}/reference
 
   curl -F audio=@${sample} "${runtime.url}/v1-beta/transcript?x-api-key=${runtime.apiKey}"
   curl "${runtime.url}/v1-beta/transcript/status?id=JOB_ID&x-api-key=${runtime.apiKey}"

@@ -154,6 +154,29 @@ export class Api extends Construct {
       uploads: ['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'],
     });
     bindQueue(submit, ENV.jobsQueueUrl, queues.jobsQueue);
+    // Idempotency-Key records (Powertools reads, takes conditionally, completes and frees them).
+    const IDEMPOTENCY_ACTIONS = [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+    ];
+    bindTable(submit, ENV.idempotencyTable, data.idempotencyTable, IDEMPOTENCY_ACTIONS);
+
+    // Delete reads the job, replaces it with a tombstone, and removes every object it may have.
+    const deleteFunction = new ServiceFunction(this, 'Delete', {
+      entry: 'functions/api/delete.ts',
+      description: 'DELETE /v1-beta/transcript',
+      serviceName: 'transcription-delete',
+      timeout: Duration.seconds(15),
+      memorySize: 512,
+    });
+    bindTable(deleteFunction, ENV.jobsTable, jobsTable, ['dynamodb:GetItem', 'dynamodb:PutItem']);
+    bindBucket(deleteFunction, ENV.mediaBucket, mediaBucket, {
+      audio: ['s3:DeleteObject'],
+      results: ['s3:DeleteObject'],
+      transcribeOutput: ['s3:DeleteObject'],
+    });
 
     // A presigned URL acts with its signer's permissions: putting a tagged object under uploads/, no more.
     const upload = new ServiceFunction(this, 'Upload', {
@@ -164,6 +187,7 @@ export class Api extends Construct {
       memorySize: 256,
     });
     bindBucket(upload, ENV.mediaBucket, mediaBucket, { uploads: ['s3:PutObject', 's3:PutObjectTagging'] });
+    bindTable(upload, ENV.idempotencyTable, data.idempotencyTable, IDEMPOTENCY_ACTIONS);
 
     // Status and export read a job and its stored result, nothing else.
     const resultReader = (id: string, entry: string, description: string, serviceName: string) => {
@@ -208,6 +232,28 @@ export class Api extends Construct {
       memorySize: 256,
     });
 
+    // The OpenAPI document and its reference page: static, no data.
+    const staticPage = (id: string, entry: string, description: string, serviceName: string) =>
+      new ServiceFunction(this, id, {
+        entry,
+        description,
+        serviceName,
+        timeout: Duration.seconds(5),
+        memorySize: 256,
+      });
+    const openapi = staticPage(
+      'OpenApi',
+      'functions/api/openapi.ts',
+      'GET /openapi.json',
+      'transcription-openapi',
+    );
+    const reference = staticPage(
+      'Reference',
+      'functions/api/reference.ts',
+      'GET /reference',
+      'transcription-reference',
+    );
+
     const authorizer = new ServiceFunction(this, 'Authorizer', {
       entry: 'functions/api/authorizer.ts',
       description: 'API key → tenant',
@@ -216,15 +262,18 @@ export class Api extends Construct {
       memorySize: 256,
     });
     bindTable(authorizer, ENV.apiKeysTable, apiKeysTable, ['dynamodb:GetItem']);
-    this.functions = {
+    const handlers: Record<ApiHandlerName, ServiceFunction> = {
       submit,
       upload,
       status,
       export: exportFunction,
+      delete: deleteFunction,
       list,
       console: consolePage,
-      authorizer,
+      openapi,
+      reference,
     };
+    this.functions = { ...handlers, authorizer };
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: FUNCTION_DEFAULTS.logRetention });
     this.restApi = new RestApi(this, 'RestApi', {
@@ -264,14 +313,6 @@ export class Api extends Construct {
       (requestAuthorizer.node.defaultChild as CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
     }
 
-    const handlers: Record<ApiHandlerName, ServiceFunction> = {
-      submit,
-      upload,
-      status,
-      export: exportFunction,
-      list,
-      console: consolePage,
-    };
     for (const route of API_ROUTES) {
       const resource = route.path
         .split('/')

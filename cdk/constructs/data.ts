@@ -30,11 +30,13 @@ export interface DataProps {
 export class Data extends Construct {
   readonly jobsTable: Table;
   readonly apiKeysTable: Table;
+  readonly idempotencyTable: Table;
+  readonly tenantsTable: Table;
   readonly mediaBucket: Bucket;
 
   constructor(scope: Construct, id: string, props: DataProps) {
     super(scope, id);
-    const { jobsTable, apiKeysTable } = RESOURCES;
+    const { jobsTable, apiKeysTable, idempotencyTable, tenantsTable } = RESOURCES;
 
     this.jobsTable = new Table(this, 'JobsTable', {
       partitionKey: { name: jobsTable.partitionKey, type: AttributeType.STRING },
@@ -52,9 +54,36 @@ export class Data extends Construct {
         projectionType: ProjectionType[index.projection],
       });
     }
+    // Jobs kept for fewer than 90 days, by expiry (epoch seconds: a number, as the TTL attribute).
+    const { expiryIndex } = jobsTable;
+    this.jobsTable.addGlobalSecondaryIndex({
+      indexName: expiryIndex.name,
+      partitionKey: { name: expiryIndex.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: expiryIndex.sortKey, type: AttributeType.NUMBER },
+      projectionType: ProjectionType[expiryIndex.projection],
+    });
 
     this.apiKeysTable = new Table(this, 'ApiKeysTable', {
       partitionKey: { name: apiKeysTable.partitionKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // What Idempotency-Key requests answered, for 24 hours (Powertools' record layout).
+    this.idempotencyTable = new Table(this, 'IdempotencyTable', {
+      partitionKey: { name: idempotencyTable.partitionKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: idempotencyTable.ttlAttribute,
+      encryption: TableEncryption.AWS_MANAGED,
+      // Records live a day; there is nothing to recover.
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // The tenants' webhook signing secrets, needed to sign: encrypted at rest, retained like the keys.
+    this.tenantsTable = new Table(this, 'TenantsTable', {
+      partitionKey: { name: tenantsTable.partitionKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,

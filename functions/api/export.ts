@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import { awsServices } from '#aws/services';
 import { RequestError } from '#core/errors';
-import { EXPORT_CONTENT_TYPES, exportTranscript, parseExportFormat } from '#core/export';
+import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS, exportTranscript, parseExportFormat } from '#core/export';
 import { getJobStatus } from '#core/status';
 import { httpHandler, queryParameters, requiredJobId, tenantIdOf } from './http.ts';
+import { errorResponses, jobIdQuery, type RouteOperation } from './schemas.ts';
 
 /** GET /v1-beta/transcript/export?id=&format=txt|srt|vtt: a completed transcript as a file. */
 export const handler = httpHandler(async (event) => {
@@ -27,3 +29,19 @@ export const handler = httpHandler(async (event) => {
     body: exportTranscript(record.results.results, format),
   };
 });
+
+/** The route in the OpenAPI document. */
+export const operation: RouteOperation = {
+  summary: 'Download a transcript',
+  description: 'A completed job as plain text (speaker turns when known), SRT or WebVTT subtitles.',
+  requestParams: { query: jobIdQuery.extend({ format: z.enum(EXPORT_FORMATS) }) },
+  responses: {
+    '200': {
+      description: 'The transcript as a file.',
+      content: Object.fromEntries(
+        EXPORT_FORMATS.map((format) => [EXPORT_CONTENT_TYPES[format].split(';')[0], { schema: z.string() }]),
+      ),
+    },
+    ...errorResponses([400, 404]),
+  },
+};

@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { API_KEY_PARAMETER } from '#commons/contract';
 import { logger } from '#commons/logger';
+import { contentSecurityPolicy } from '#console/page';
 import { RequestError, type RequestErrorCode } from '#core/errors';
+import { IDEMPOTENT_REPLAYED_HEADER } from '#core/idempotency';
 
 export type HttpEvent = APIGatewayProxyEvent;
 export type HttpResult = APIGatewayProxyResult;
@@ -19,6 +22,7 @@ const HTTP_STATUS: Record<RequestErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  conflict: 409,
   internal: 500,
 };
 
@@ -27,6 +31,32 @@ export function jsonResponse(statusCode: number, body: unknown): HttpResult {
     statusCode,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
     body: JSON.stringify(body),
+  };
+}
+
+/** The 200 answer an `Idempotency-Key` repeat gets: the first one's, with a header that tells it is a repeat. */
+export function replayedResponse(body: unknown): HttpResult {
+  const response = jsonResponse(200, body);
+  response.headers = { ...response.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
+  return response;
+}
+
+/**
+ * A page of the service (console, API reference): its inline script and style are allowed by a nonce
+ * made for this response, and nothing else is (see contentSecurityPolicy).
+ */
+export function pageResponse(render: (nonce: string) => string): HttpResult {
+  const nonce = randomBytes(16).toString('base64');
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': contentSecurityPolicy(nonce),
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+    },
+    body: render(nonce),
   };
 }
 

@@ -16,6 +16,8 @@ const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{
 
 export interface ReceivedFile {
   bytes: number;
+  /** SHA-256 of the bytes (hex), when the receiver computed it. */
+  sha256?: string;
 }
 
 export interface FileInfo {

@@ -1,7 +1,23 @@
 import { awsServices } from '#aws/services';
+import { MAX_DIRECT_UPLOAD_BYTES, MAX_UPLOAD_BYTES } from '#commons/contract';
 import { RequestError } from '#core/errors';
-import { createUpload } from '#core/upload';
-import { headerValue, httpHandler, jsonResponse, queryParameters, tenantIdOf } from './http.ts';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#core/idempotency';
+import { createUpload, uploadRequestSchema } from '#core/upload';
+import {
+  headerValue,
+  httpHandler,
+  jsonResponse,
+  queryParameters,
+  replayedResponse,
+  tenantIdOf,
+} from './http.ts';
+import {
+  errorResponses,
+  idempotencyKeyHeader,
+  jsonContent,
+  type RouteOperation,
+  uploadTicketSchema,
+} from './schemas.ts';
 
 /** Longer bodies are not upload requests; refusing them early keeps junk out of parsing. */
 const MAX_BODY_BYTES = 4096;
@@ -28,11 +44,42 @@ export const handler = httpHandler(async (event) => {
       `An upload request is at most ${MAX_BODY_BYTES} bytes of JSON.`,
     );
   }
+  const idempotencyKey = parseIdempotencyKey(headerValue(event.headers, IDEMPOTENCY_HEADER));
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     throw new RequestError('invalid_request', 'The body is not valid JSON.');
   }
-  return jsonResponse(200, await createUpload(awsServices().media, tenantIdOf(event), body, new Date()));
+  const { media, idempotency } = awsServices();
+  const { ticket, replayed } = await createUpload(
+    { media, idempotency },
+    {
+      tenantId: tenantIdOf(event),
+      body,
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      now: new Date(),
+    },
+  );
+  return replayed ? replayedResponse(ticket) : jsonResponse(200, ticket);
 });
+
+/** The route in the OpenAPI document. */
+export const operation: RouteOperation = {
+  summary: 'Get a presigned upload',
+  description:
+    `For files over the direct-upload limit (${MAX_DIRECT_UPLOAD_BYTES} bytes of request body), up to ` +
+    `${MAX_UPLOAD_BYTES} bytes: PUT the file to \`upload_url\` with exactly the \`headers\` given, before ` +
+    '`expires_at`, then submit `audio_ref` in a form part of that name instead of `audio`. An unsubmitted ' +
+    `upload is removed after a day. With an \`${IDEMPOTENCY_HEADER}\` header, the same key with the same body ` +
+    'within 24 hours answers the first ticket (with `idempotent-replayed: true`), and a 409 for another body.',
+  requestParams: { header: idempotencyKeyHeader },
+  requestBody: {
+    required: true,
+    content: { 'application/json': { schema: uploadRequestSchema } },
+  },
+  responses: {
+    '200': { description: 'Where and how to upload the file.', content: jsonContent(uploadTicketSchema) },
+    ...errorResponses([400, 409, 413, 415]),
+  },
+};

@@ -9,13 +9,18 @@ import type { ServiceConfig } from './config.ts';
 /** What every client of the local emulators signs with (they accept any); on AWS, the default provider chain. */
 export const EMULATOR_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-export function createDocumentClient(config: ServiceConfig): DynamoDBDocumentClient {
+export function createDynamoClient(config: ServiceConfig): DynamoDBClient {
   const { dynamodb } = config.endpoints;
-  const client = new DynamoDBClient({
+  return new DynamoDBClient({
     region: config.region,
     ...(dynamodb ? { endpoint: dynamodb, credentials: EMULATOR_CREDENTIALS } : {}),
   });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+export function createDocumentClient(config: ServiceConfig): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(createDynamoClient(config), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
 }
 
 export function createS3Client(config: ServiceConfig): S3Client {

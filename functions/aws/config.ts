@@ -19,6 +19,10 @@ const environment = z.object({
   [ENV.region]: z.string().default('us-east-1'),
   [ENV.jobsTable]: z.string().default(RESOURCES.jobsTable.name),
   [ENV.apiKeysTable]: z.string().default(RESOURCES.apiKeysTable.name),
+  [ENV.idempotencyTable]: z.string().default(RESOURCES.idempotencyTable.name),
+  [ENV.tenantsTable]: z.string().default(RESOURCES.tenantsTable.name),
+  [ENV.webhookQueueUrl]: z.string().default(''),
+  [ENV.publicApiUrl]: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/'),
   [ENV.mediaBucket]: z.string().default(RESOURCES.mediaBucket.name),
   [ENV.jobsQueueUrl]: z.string().default(''),
   [ENV.engine]: z.enum(ENGINES).default('sphinx'),
@@ -57,7 +61,12 @@ export interface ServiceConfig {
   region: string;
   jobsTable: string;
   apiKeysTable: string;
+  idempotencyTable: string;
+  tenantsTable: string;
   mediaBucket: string;
+  webhookQueueUrl: string;
+  /** The API's public address (`{base_url}`, ending in `/`), for the status link in webhooks. */
+  publicApiUrl: string;
   jobsQueueUrl: string;
   engine: (typeof ENGINES)[number];
   summarizer: (typeof SUMMARIZERS)[number];
@@ -72,7 +81,7 @@ export interface ServiceConfig {
   timings: { heartbeatVisibilitySeconds: number; retryBaseSeconds: number };
   /** Jobs a tenant may have queued or processing at once. */
   maxActiveJobsPerTenant: number;
-  /** The local runtime: http:// webhook addresses are accepted. */
+  /** The local runtime: http:// and private addresses are accepted for webhooks and audio_url (DESIGN 3). */
   localMode: boolean;
   endpoints: { dynamodb?: string; s3?: string; sqs?: string };
 }
@@ -86,7 +95,13 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     region: values[ENV.region],
     jobsTable: values[ENV.jobsTable],
     apiKeysTable: values[ENV.apiKeysTable],
+    idempotencyTable: values[ENV.idempotencyTable],
+    tenantsTable: values[ENV.tenantsTable],
     mediaBucket: values[ENV.mediaBucket],
+    webhookQueueUrl: values[ENV.webhookQueueUrl],
+    publicApiUrl: values[ENV.publicApiUrl].endsWith('/')
+      ? values[ENV.publicApiUrl]
+      : `${values[ENV.publicApiUrl]}/`,
     jobsQueueUrl: values[ENV.jobsQueueUrl],
     engine: values[ENV.engine],
     summarizer: values[ENV.summarizer],

@@ -1,7 +1,7 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { type EngineName, JOB_METRICS } from '#commons/contract';
 import type { JobErrorCode } from '#core/errors';
-import type { JobStore } from '#core/ports';
+import { type JobStore, overrideJobStore } from '#core/ports';
 
 /**
  * Job outcome metrics in CloudWatch's embedded metric format: one JSON line on stdout per data point,
@@ -44,18 +44,7 @@ function recordJobEnded(outcome: 'completed' | JobErrorCode): void {
  */
 export function withJobMetrics(jobs: JobStore, settings: { engine?: EngineName } = {}): JobStore {
   const claimedAt = new Map<string, number>();
-  return {
-    create: (job) => jobs.create(job),
-    get: (id) => jobs.get(id),
-    listByTenant: (query) => jobs.listByTenant(query),
-    markHandedOff: (id, update) => jobs.markHandedOff(id, update),
-    extendLease: (id, lease) => jobs.extendLease(id, lease),
-    releaseLease: (id, owner, dueAt) => jobs.releaseLease(id, owner, dueAt),
-    setDue: (id, dueAt, ifDueAt) => jobs.setDue(id, dueAt, ifDueAt),
-    listDue: (now, limit) => jobs.listDue(now, limit),
-    countActive: (tenantId, atMost) => jobs.countActive(tenantId, atMost),
-    recordPlan: (id, owner, plan) => jobs.recordPlan(id, owner, plan),
-    markChunkDone: (id, index, dueAt) => jobs.markChunkDone(id, index, dueAt),
+  return overrideJobStore(jobs, {
     async claim(id, lease) {
       const outcome = await jobs.claim(id, lease);
       if (outcome.outcome === 'claimed') claimedAt.set(id, performance.now());
@@ -84,5 +73,5 @@ export function withJobMetrics(jobs: JobStore, settings: { engine?: EngineName }
       if (failed) recordJobEnded(error.code);
       return failed;
     },
-  };
+  });
 }

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -9,8 +10,8 @@ import {
 import { RESOURCES } from '#commons/contract';
 import { decodeCursor, encodeCursor, type ListPosition } from '#core/cursor';
 import type { JobError } from '#core/errors';
-import { isFinished, type Job } from '#core/job';
-import type { ClaimOutcome, JobListQuery, JobPage, JobStore, Lease } from '#core/ports';
+import { isFinished, type Job, type WebhookDelivery } from '#core/job';
+import type { ClaimOutcome, DeletedJob, JobListQuery, JobPage, JobStore, Lease } from '#core/ports';
 
 const MAX_READS_PER_PAGE = 10;
 
@@ -33,12 +34,22 @@ const FINISHED_REMOVES = [
   RESOURCES.jobsTable.activeTenantIndex.partitionKey,
 ].join(', ');
 
+/** Only jobs kept for fewer than 90 days carry this key, so that the expiry index holds them alone. */
+const RETENTION_KEYS = (job: Job) =>
+  job.options.retention_days === undefined
+    ? {}
+    : { [RESOURCES.jobsTable.expiryIndex.partitionKey]: ACTIVE_SHARD };
+
+/** What a deleted job's item holds: no options, results or index keys, so no route or index finds it. */
+const DELETED = 'deleted';
+
 /** A stored item as the domain's job, without the index keys that only this adapter knows. */
 function toJob(item: Record<string, unknown>): Job {
   const {
     [RESOURCES.jobsTable.dueIndex.partitionKey]: _shard,
     [RESOURCES.jobsTable.activeTenantIndex.partitionKey]: _tenant,
     chunksDone,
+    [RESOURCES.jobsTable.expiryIndex.partitionKey]: _retention,
     ...job
   } = item;
   // DynamoDB keeps the done chunks as a number set.
@@ -58,7 +69,7 @@ export class DynamoJobStore implements JobStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...job, ...ACTIVE_KEYS(job.tenantId) },
+          Item: { ...job, ...ACTIVE_KEYS(job.tenantId), ...RETENTION_KEYS(job) },
           ConditionExpression: 'attribute_not_exists(id)',
         }),
       );
@@ -70,10 +81,15 @@ export class DynamoJobStore implements JobStore {
   }
 
   async get(id: string): Promise<Job | undefined> {
+    const item = await this.item(id);
+    return item && item.status !== DELETED ? toJob(item) : undefined;
+  }
+
+  private async item(id: string): Promise<Record<string, unknown> | undefined> {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }),
     );
-    return Item ? toJob(Item) : undefined;
+    return Item;
   }
 
   async listByTenant(query: JobListQuery): Promise<JobPage> {
@@ -336,6 +352,88 @@ export class DynamoJobStore implements JobStore {
     return count;
   }
 
+  async markDeleted(id: string, tenantId: string, now: Date): Promise<DeletedJob | undefined> {
+    // Read, then replace on the condition that nobody deleted it meanwhile; a lost race reads again.
+    for (;;) {
+      const item = await this.item(id);
+      if (!item || item.tenantId !== tenantId) return undefined;
+      const tombstone = {
+        id,
+        tenantId,
+        status: DELETED,
+        deletedAt: item.status === DELETED ? String(item.deletedAt) : now.toISOString(),
+        audioKey: String(item.audioKey),
+        // The tombstone goes when the job would have.
+        [RESOURCES.jobsTable.ttlAttribute]: item[RESOURCES.jobsTable.ttlAttribute],
+      };
+      if (item.status === DELETED) return toDeletedJob(tombstone);
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: tombstone,
+            ConditionExpression: 'tenantId = :tenant AND #status <> :deleted',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':tenant': tenantId, ':deleted': DELETED },
+          }),
+        );
+        return toDeletedJob(tombstone);
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
+  }
+
+  async recordWebhookAttempt(id: string, delivery: WebhookDelivery): Promise<boolean> {
+    const attempt = await this.conditionalUpdate({
+      Key: { id },
+      UpdateExpression: 'SET webhook = :delivery',
+      ConditionExpression:
+        '#status IN (:completed, :error) AND (attribute_not_exists(webhook) OR webhook.attempts < :attempts)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':completed': 'completed',
+        ':error': 'error',
+        ':delivery': delivery,
+        ':attempts': delivery.attempts,
+      },
+    });
+    return attempt !== undefined;
+  }
+
+  async listExpired(now: Date, limit: number): Promise<Job[]> {
+    const { expiryIndex } = RESOURCES.jobsTable;
+    const { Items = [] } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: expiryIndex.name,
+        KeyConditionExpression: '#shard = :shard AND #expires <= :now',
+        ExpressionAttributeNames: { '#shard': expiryIndex.partitionKey, '#expires': expiryIndex.sortKey },
+        ExpressionAttributeValues: { ':shard': ACTIVE_SHARD, ':now': Math.floor(now.getTime() / 1000) },
+        Limit: limit,
+      }),
+    );
+    return Items.map(toJob);
+  }
+
+  async removeExpired(id: string, now: Date): Promise<boolean> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { id },
+          ConditionExpression: '#expires <= :now',
+          ExpressionAttributeNames: { '#expires': RESOURCES.jobsTable.ttlAttribute },
+          ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   /** The updated attributes, or undefined when the condition did not hold. */
   private async conditionalUpdate(
     input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>,
@@ -350,4 +448,13 @@ export class DynamoJobStore implements JobStore {
       throw error;
     }
   }
+}
+
+function toDeletedJob(item: {
+  id: string;
+  tenantId: string;
+  deletedAt: string;
+  audioKey: string;
+}): DeletedJob {
+  return { id: item.id, tenantId: item.tenantId, deletedAt: item.deletedAt, audioKey: item.audioKey };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,7 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { MediaStore } from '#core/ports';
+import type { MediaStore, StoredAudio } from '#core/ports';
 import type { TranscriptResult } from '#core/result';
 
 /** Audio, uploads and results in one S3 bucket, under the contract's prefixes. */
@@ -30,11 +31,13 @@ export class S3MediaStore implements MediaStore {
    * is aborted and the body's error is thrown: the pipeline carries it, where `pipe` would leave it
    * unhandled and the upload waiting for ever.
    */
-  async putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<{ bytes: number }> {
+  async putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<StoredAudio> {
     let bytes = 0;
+    const hash = createHash('sha256');
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length;
+        hash.update(chunk);
         callback(null, chunk);
       },
     });
@@ -58,7 +61,7 @@ export class S3MediaStore implements MediaStore {
       throw error;
     }
     await uploaded;
-    return { bytes };
+    return { bytes, sha256: hash.digest('hex') };
   }
 
   async downloadToFile(key: string, path: string): Promise<void> {

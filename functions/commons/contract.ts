@@ -67,6 +67,24 @@ export const ASYNC_CHECK_INTERVAL_SECONDS = 600;
 /** How long an asynchronous transcriber may take before the job is given up (4 h of audio fit well within). */
 export const ASYNC_DEADLINE_MS = 6 * 60 * 60 * 1000;
 
+/** A job may ask to be kept for fewer days than RETENTION_DAYS (`retention_days`), at least this many. */
+export const MIN_RETENTION_DAYS = 1;
+
+/** How long an `Idempotency-Key` names one submission: a repeat within this time answers the same job. */
+export const IDEMPOTENCY_SECONDS = 24 * 60 * 60;
+
+/**
+ * Webhook delivery (Standard Webhooks). An attempt is delivered when the receiver answers 2xx within
+ * the timeout; otherwise it is tried again after 30 s, four times longer before each next try, at most
+ * 6 hours apart, for WEBHOOK_MAX_ATTEMPTS attempts in all: about 21 hours, within a day of the job's end.
+ */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+export const WEBHOOK_RETRY_BASE_SECONDS = 30;
+export const WEBHOOK_MAX_RETRY_DELAY_SECONDS = 6 * 60 * 60;
+export const WEBHOOK_MAX_ATTEMPTS = 9;
+/** Every attempt ends within this time of the first one. */
+export const WEBHOOK_GIVE_UP_MS = 24 * 60 * 60 * 1000;
+
 /** The API Gateway stage, locally and on AWS: `{base_url}` ends in `/prod/`. */
 export const STAGE_NAME = 'prod';
 
@@ -180,6 +198,24 @@ export const RESOURCES = {
       sortKey: 'dueAt',
       projection: 'KEYS_ONLY',
     },
+    /** Sparse: only jobs kept for fewer than 90 days, by when they expire (epoch seconds, a number). */
+    expiryIndex: {
+      name: 'shortRetentionByExpiry',
+      partitionKey: 'retentionShard',
+      sortKey: 'expiresAt',
+      projection: 'ALL',
+    },
+  },
+  /** What `Idempotency-Key` requests answered, for IDEMPOTENCY_SECONDS (Powertools' attribute names). */
+  idempotencyTable: {
+    name: 'transcription-idempotency',
+    partitionKey: 'id',
+    ttlAttribute: 'expiration',
+  },
+  /** Per-tenant settings: the webhook signing secrets. */
+  tenantsTable: {
+    name: 'transcription-tenants',
+    partitionKey: 'tenantId',
   },
   apiKeysTable: {
     name: 'transcription-api-keys',
@@ -203,6 +239,20 @@ export const RESOURCES = {
     retentionSeconds: 14 * 24 * 60 * 60,
     batchSize: 10,
   },
+  /** One message per webhook attempt; a failed attempt sends the next one with its delay. */
+  webhookQueue: {
+    name: 'transcription-webhooks',
+    // Lambda requires at least the function timeout; a batch's attempts run in parallel.
+    visibilityTimeoutSeconds: 60,
+    batchSize: 10,
+    functionTimeoutSeconds: 30,
+  },
+  /** Messages the webhook function failed on repeatedly (not receivers that failed: those are recorded). */
+  webhookDeadLetterQueue: {
+    name: 'transcription-webhooks-dlq',
+    maxReceiveCount: 5,
+    retentionSeconds: 14 * 24 * 60 * 60,
+  },
 } as const;
 
 /**
@@ -213,6 +263,10 @@ export const ENV = {
   region: 'AWS_REGION',
   jobsTable: 'JOBS_TABLE',
   apiKeysTable: 'API_KEYS_TABLE',
+  idempotencyTable: 'IDEMPOTENCY_TABLE',
+  tenantsTable: 'TENANTS_TABLE',
+  webhookQueueUrl: 'WEBHOOK_QUEUE_URL',
+  publicApiUrl: 'PUBLIC_API_URL',
   mediaBucket: 'MEDIA_BUCKET',
   jobsQueueUrl: 'JOBS_QUEUE_URL',
   engine: 'ENGINE',
@@ -277,9 +331,13 @@ export const API_ROUTES = [
   { method: 'POST', path: '/v1-beta/upload', handler: 'upload', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/status', handler: 'status', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/export', handler: 'export', authorized: true },
+  { method: 'DELETE', path: '/v1-beta/transcript', handler: 'delete', authorized: true },
   { method: 'GET', path: '/v1-beta/transcripts', handler: 'list', authorized: true },
   // The page holds no data; the data routes it calls are behind the authorizer.
   { method: 'GET', path: '/console', handler: 'console', authorized: false },
+  // The API's description and its reference page: public, like any published API contract.
+  { method: 'GET', path: '/openapi.json', handler: 'openapi', authorized: false },
+  { method: 'GET', path: '/reference', handler: 'reference', authorized: false },
 ] as const;
 export type ApiHandlerName = (typeof API_ROUTES)[number]['handler'];
 

@@ -196,7 +196,10 @@ async function openJob(id: string): Promise<void> {
   try {
     const record = await requestJson<StatusRecord>('v1-beta/transcript/status', { id });
     renderDetail(record);
-    if (ACTIVE.has(record.status)) state.detailTimer = window.setTimeout(() => openJob(id), REFRESH_MS);
+    const delivering = record.webhook_status === 'pending' || record.webhook_status === 'retrying';
+    if (ACTIVE.has(record.status) || delivering) {
+      state.detailTimer = window.setTimeout(() => openJob(id), REFRESH_MS);
+    }
   } catch (error) {
     body.replaceChildren();
     handleFailure(error, body);
@@ -222,6 +225,7 @@ function renderDetail(record: StatusRecord): void {
   ];
   const result = record.results?.results;
   if (result) facts.push(['Duration', formatDuration(result.audio_duration_ms)], ['Engine', result.engine]);
+  if (record.webhook_status) facts.push(['Webhook', webhookDelivery(record)]);
   const list = make('dl', { className: 'facts' });
   for (const [term, value] of facts) list.append(make('dt', { text: term }), make('dd', {}, [value]));
 
@@ -239,6 +243,17 @@ function renderDetail(record: StatusRecord): void {
   else if (!record.error)
     parts.push(make('p', { text: 'The transcript appears here when the job is completed.' }));
   element('detail-body').replaceChildren(...parts);
+}
+
+/** How the job's webhook went: its state, the attempts, the receiver's last answer or why it got none. */
+function webhookDelivery(record: StatusRecord): string {
+  const attempts = record.webhook_attempts ?? 0;
+  const details = [
+    `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`,
+    record.webhook_response_code !== undefined && `last answer HTTP ${record.webhook_response_code}`,
+  ].filter(Boolean);
+  const why = record.webhook_error ? `: ${record.webhook_error}` : '';
+  return `${record.webhook_status} (${details.join(', ')})${why}`;
 }
 
 function resultSections(id: string, result: TranscriptResult): Node[] {

@@ -1,14 +1,19 @@
-/** The console's HTML: one page whose script and style are inlined, allowed by a per-response nonce. */
-export function consolePage(assets: { script: string; style: string }, nonce: string): string {
+/** The start of every page of the service, to its body: its style inlined, allowed by the nonce. */
+export function pageHead(title: string, style: string, nonce: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Transcription console</title>
-<style nonce="${nonce}">${assets.style}</style>
-</head>
+<title>${title}</title>
+<style nonce="${nonce}">${style}</style>
+</head>`;
+}
+
+/** The console's HTML: one page whose script and style are inlined, allowed by a per-response nonce. */
+export function consolePage(assets: { script: string; style: string }, nonce: string): string {
+  return `${pageHead('Transcription console', assets.style, nonce)}
 <body>
 <header>
   <h1>Transcription console</h1>

@@ -12,6 +12,7 @@ export const REQUEST_ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
+  'conflict',
   'internal',
 ] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
@@ -25,7 +26,7 @@ export class RequestError extends Error {
     readonly code: RequestErrorCode,
     message: string,
     readonly field?: string,
-    /** For `rate_limited`: when trying again may succeed. */
+    /** For `rate_limited` and `conflict`: when trying again may succeed. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

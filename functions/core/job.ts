@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { audioKey, JOB_DEADLINE_MS, QUEUED_DUE_MS, RETENTION_MS } from '#commons/contract';
+import { audioKey, JOB_DEADLINE_MS, QUEUED_DUE_MS, RETENTION_DAYS } from '#commons/contract';
 import type { JobError } from './errors.ts';
 import type { JobOptions } from './options.ts';
 import type { TranscriptResult } from './result.ts';
@@ -38,6 +38,23 @@ export interface Job {
   chunksDone?: number[];
   /** Lower-cased id and custom value, for the console's search. */
   searchText: string;
+  /** Delivery of the job's webhook, once it has been tried. */
+  webhook?: WebhookDelivery;
+}
+
+export const WEBHOOK_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
+/** How far the delivery of a job's webhook got: the last attempt and what came of it. */
+export interface WebhookDelivery {
+  status: WebhookStatus;
+  /** Attempts made so far. */
+  attempts: number;
+  /** The HTTP status of the last answer; absent when the last attempt got none. */
+  last_response_code?: number;
+  /** Why the last attempt failed when it got no answer, or why delivery stopped. */
+  last_error?: string;
+  last_attempt_at: string;
 }
 
 /** Unguessable: 122 random bits. */
@@ -62,12 +79,22 @@ export function newJob(input: {
     status: 'queued',
     options: input.options,
     timestamp_submitted: submitted,
-    expiresAt: Math.floor((input.now.getTime() + RETENTION_MS) / 1000),
+    expiresAt: Math.floor(input.now.getTime() / 1000) + retentionDays(input.options) * 86_400,
     audioKey: input.audioKey ?? audioKey(input.tenantId, input.id),
     ...(input.audioUrl ? { audioUrl: input.audioUrl } : {}),
     searchText: `${input.id} ${input.options.custom}`.toLowerCase(),
     dueAt: new Date(input.now.getTime() + QUEUED_DUE_MS).toISOString(),
   };
+}
+
+/** Days a job, its audio and its result are kept. */
+export function retentionDays(options: Pick<JobOptions, 'retention_days'>): number {
+  return options.retention_days ?? RETENTION_DAYS;
+}
+
+/** Whether a job is past its retention: gone for the API, even before it is removed. */
+export function isExpired(job: Pick<Job, 'expiresAt'>, now: Date): boolean {
+  return job.expiresAt * 1000 <= now.getTime();
 }
 
 /** When a job is given up if it has not finished (JOB_DEADLINE_MS after submission). */
@@ -94,6 +121,8 @@ export interface SubmissionRecord {
   short_hand_notes: string;
   /** Only when the client sent it (additive to SPEC 2.1). */
   speakers_expected?: string;
+  /** Only when the client sent it (additive to SPEC 2.1). */
+  retention_days?: string;
 }
 
 export function toSubmissionRecord(job: Job): SubmissionRecord {
@@ -113,6 +142,7 @@ export function toSubmissionRecord(job: Job): SubmissionRecord {
     ...(options.speakers_expected !== undefined
       ? { speakers_expected: String(options.speakers_expected) }
       : {}),
+    ...(options.retention_days !== undefined ? { retention_days: String(options.retention_days) } : {}),
   };
 }
 
@@ -129,6 +159,15 @@ export interface JobData {
   timestamp_submitted: string;
   /** Only when the client sent it (additive to SPEC 2.2). */
   speakers_expected?: number;
+  /** Only when the client sent it (additive to SPEC 2.2). */
+  retention_days?: number;
+  /** Only with a webhook_url, once the job has finished (additive to SPEC 2.2). */
+  webhook_status?: WebhookStatus;
+  webhook_attempts?: number;
+  /** The HTTP status of the receiver's last answer, when it answered. */
+  webhook_response_code?: number;
+  /** Why the last attempt got no answer, or why delivery stopped. */
+  webhook_error?: string;
 }
 
 export interface StatusRecord extends JobData {
@@ -151,6 +190,23 @@ function toJobData(job: Job): JobData {
     language: options.language,
     timestamp_submitted: job.timestamp_submitted,
     ...(options.speakers_expected !== undefined ? { speakers_expected: options.speakers_expected } : {}),
+    ...(options.retention_days !== undefined ? { retention_days: options.retention_days } : {}),
+    ...webhookFields(job),
+  };
+}
+
+/** The delivery of a finished job's webhook, as the records show it: `pending` until the first attempt. */
+function webhookFields(job: Job): Partial<JobData> {
+  if (!job.options.webhook_url || !isFinished(job.status)) return {};
+  const delivery = job.webhook;
+  if (!delivery) return { webhook_status: 'pending', webhook_attempts: 0 };
+  return {
+    webhook_status: delivery.status,
+    webhook_attempts: delivery.attempts,
+    ...(delivery.last_response_code !== undefined
+      ? { webhook_response_code: delivery.last_response_code }
+      : {}),
+    ...(delivery.last_error !== undefined ? { webhook_error: delivery.last_error } : {}),
   };
 }
 

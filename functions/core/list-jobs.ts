@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { RETENTION_MS } from '#commons/contract';
 import { RequestError } from './errors.ts';
-import { JOB_STATUSES, type JobSummary, toJobSummary } from './job.ts';
+import { isExpired, JOB_STATUSES, type JobSummary, toJobSummary } from './job.ts';
 import type { JobStore } from './ports.ts';
 
 const DEFAULT_PAGE_SIZE = 25;
 const MAX_PAGE_SIZE = 100;
 
-const listQuery = z.object({
+/** The list route's query parameters, as the handler parses them (and the OpenAPI document describes). */
+export const listQuery = z.object({
   limit: z.coerce
     .number({ error: `limit must be a number from 1 to ${MAX_PAGE_SIZE}.` })
     .int()
@@ -26,7 +27,7 @@ export interface JobList {
 
 /**
  * A tenant's jobs of the last 90 days, newest first, a page at a time; filtered by status and by
- * text in the id or custom value. Jobs past the retention never appear, even before TTL removes them.
+ * text in the id or custom value. Jobs past their retention never appear, even before they are removed.
  */
 export async function listJobs(
   jobs: JobStore,
@@ -53,5 +54,7 @@ export async function listJobs(
     ...(status ? { status } : {}),
     ...(q ? { search: q.toLowerCase() } : {}),
   });
-  return { jobs: page.jobs.map(toJobSummary), next_cursor: page.cursor ?? null };
+  // A job kept for fewer days is gone from its expiry on, though its removal may be minutes away.
+  const kept = page.jobs.filter((job) => !isExpired(job, now));
+  return { jobs: kept.map(toJobSummary), next_cursor: page.cursor ?? null };
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { clientUrlProblem } from '#commons/client-urls';
+import { MIN_RETENTION_DAYS, RETENTION_DAYS } from '#commons/contract';
 import { RequestError } from './errors.ts';
 
 /** The options a client sets per job (SPEC 4.1), after defaults (DESIGN 3). */
@@ -13,6 +15,8 @@ export interface JobOptions {
   custom: string;
   /** How many speakers the client expects (a hint to diarization); absent when not sent. */
   speakers_expected?: number;
+  /** Days to keep the job, its audio and its result, when fewer than the 90 days of every job. */
+  retention_days?: number;
 }
 
 export const LANGUAGES = ['enUs'] as const;
@@ -31,24 +35,18 @@ const flag = (name: string, fallback: boolean) =>
     })
     .default(fallback);
 
-const webhookUrl = (allowHttp: boolean) =>
+const webhookUrl = (localMode: boolean) =>
   z
     .string()
     .trim()
     .default('')
-    .refine((value) => value === '' || isWebhookUrl(value, allowHttp), {
-      error: allowHttp
-        ? 'webhook_url must be empty or an absolute http:// or https:// URL.'
-        : 'webhook_url must be empty or an absolute https:// URL.',
+    .superRefine((value, ctx) => {
+      const problem = value === '' ? undefined : clientUrlProblem(value, { local: localMode });
+      if (problem) ctx.addIssue({ code: 'custom', message: `webhook_url must be empty or ${problem}.` });
     });
 
-function isWebhookUrl(value: string, allowHttp: boolean): boolean {
-  if (!URL.canParse(value)) return false;
-  const { protocol, hostname } = new URL(value);
-  return hostname !== '' && (protocol === 'https:' || (allowHttp && protocol === 'http:'));
-}
-
-function optionsSchema(allowHttpWebhooks: boolean) {
+/** The option parts of a submission form, as the submit handler parses them (and the OpenAPI document describes). */
+export function optionsSchema(localMode: boolean) {
   return z.strictObject({
     dual_channel: flag('dual_channel', false),
     punctuate: flag('punctuate', true),
@@ -68,7 +66,7 @@ function optionsSchema(allowHttpWebhooks: boolean) {
         });
         return z.NEVER;
       }),
-    webhook_url: webhookUrl(allowHttpWebhooks),
+    webhook_url: webhookUrl(localMode),
     custom: z
       .string()
       .default('')
@@ -82,10 +80,22 @@ function optionsSchema(allowHttpWebhooks: boolean) {
       .transform(Number)
       .refine((value) => value >= 1 && value <= MAX_SPEAKERS_EXPECTED, { error: speakersExpectedError })
       .optional(),
+    retention_days: z
+      .string()
+      .trim()
+      .regex(/^\d{1,2}$/, { error: retentionDaysError })
+      .transform(Number)
+      .refine((value) => value >= MIN_RETENTION_DAYS && value <= MAX_RETENTION_DAYS, {
+        error: retentionDaysError,
+      })
+      .optional(),
   });
 }
 
 const speakersExpectedError = `speakers_expected must be a whole number from 1 to ${MAX_SPEAKERS_EXPECTED}.`;
+/** Shorter than the retention of every job: asking for the default is asking for nothing. */
+export const MAX_RETENTION_DAYS = RETENTION_DAYS - 1;
+const retentionDaysError = `retention_days must be a whole number from ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}.`;
 
 /** The text parts of a submission that are options; `audio`, `file` and `audio_ref` are not. */
 export const OPTION_FIELDS = [
@@ -98,11 +108,12 @@ export const OPTION_FIELDS = [
   'webhook_url',
   'custom',
   'speakers_expected',
+  'retention_days',
 ] as const;
 
 export interface ParseOptionsSettings {
-  /** Local mode accepts http:// webhook addresses (DESIGN 3). */
-  allowHttpWebhooks?: boolean;
+  /** Local mode accepts http:// and private addresses for webhooks (DESIGN 3). */
+  localMode?: boolean;
 }
 
 /**
@@ -113,9 +124,11 @@ export function parseJobOptions(
   fields: Record<string, string>,
   settings: ParseOptionsSettings = {},
 ): JobOptions {
-  const parsed = optionsSchema(settings.allowHttpWebhooks ?? false).safeParse(fields);
+  const parsed = optionsSchema(settings.localMode ?? false).safeParse(fields);
   if (parsed.success) {
-    const { speakers_expected, ...options } = parsed.data;
+    const { speakers_expected, retention_days, ...parsedOptions } = parsed.data;
+    const options: JobOptions =
+      retention_days === undefined ? parsedOptions : { ...parsedOptions, retention_days };
     // A hint about speakers means nothing unless speakers are told apart.
     if (speakers_expected !== undefined && !options.speaker_diarization) {
       throw new RequestError(

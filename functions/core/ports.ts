@@ -1,5 +1,5 @@
 import type { JobError } from './errors.ts';
-import type { Job, JobStatus } from './job.ts';
+import type { Job, JobStatus, WebhookDelivery } from './job.ts';
 import type { JobOptions } from './options.ts';
 import type { TranscriptResult } from './result.ts';
 
@@ -61,6 +61,43 @@ export interface JobStore {
   listDue(now: Date, limit: number): Promise<Job[]>;
   /** How many jobs of a tenant are active, counting up to `atMost` (enough to compare with a cap). */
   countActive(tenantId: string, atMost: number): Promise<number>;
+  /**
+   * Replaces a tenant's job with a tombstone (id, tenant, deletion time, the audio's key): its options,
+   * results and indexes are gone, every later status change fails, and `get` answers undefined. A job
+   * already deleted answers its tombstone; an unknown job or another tenant's, undefined.
+   */
+  markDeleted(id: string, tenantId: string, now: Date): Promise<DeletedJob | undefined>;
+  /**
+   * Records a webhook attempt on a finished job, unless one as late (as many attempts) is recorded
+   * already; false then, or when the job is gone.
+   */
+  recordWebhookAttempt(id: string, delivery: WebhookDelivery): Promise<boolean>;
+  /** Jobs kept for fewer than 90 days whose retention has run out, earliest first. */
+  listExpired(now: Date, limit: number): Promise<Job[]>;
+  /** Removes a job whose retention has run out; false when it is gone or was not expired at `now`. */
+  removeExpired(id: string, now: Date): Promise<boolean>;
+}
+
+/** What remains of a deleted job, so that deleting it again answers the same. */
+/**
+ * The store with some of its methods replaced and the rest its own: how decorators (webhook delivery,
+ * job metrics) wrap `complete` and `fail` without restating every other method.
+ */
+export function overrideJobStore(jobs: JobStore, overrides: Partial<JobStore>): JobStore {
+  return new Proxy(jobs, {
+    get(target, name) {
+      if (Object.hasOwn(overrides, name)) return overrides[name as keyof JobStore];
+      const value = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+export interface DeletedJob {
+  id: string;
+  tenantId: string;
+  deletedAt: string;
+  audioKey: string;
 }
 
 /** A worker's hold on a job: only `owner` extends or releases it; the job is due when it would be over. */
@@ -97,8 +134,8 @@ export type ClaimOutcome =
 
 /** The bucket that holds audio and results (S3 on AWS). */
 export interface MediaStore {
-  /** Streams audio into the store and answers the number of bytes written. */
-  putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<{ bytes: number }>;
+  /** Streams audio into the store and answers the number of bytes written and their SHA-256 (hex). */
+  putAudio(key: string, body: NodeJS.ReadableStream, contentType?: string): Promise<StoredAudio>;
   downloadToFile(key: string, path: string): Promise<void>;
   /** Stores a local file, streamed. */
   putFile(key: string, path: string): Promise<void>;
@@ -122,6 +159,11 @@ export interface MediaStore {
   /** A JSON document another service wrote into the bucket (Amazon Transcribe's output). */
   readJson(key: string): Promise<unknown>;
   delete(key: string): Promise<void>;
+}
+
+export interface StoredAudio {
+  bytes: number;
+  sha256: string;
 }
 
 /** The queue of jobs to process (SQS on AWS). */
@@ -240,4 +282,60 @@ export interface Summarizer {
     transcription: Transcription,
     request: SummaryRequest,
   ): Promise<Pick<TranscriptResult, 'tldr' | 'short_hand_notes'>>;
+}
+
+/** One attempt to deliver a finished job's webhook, as its queue carries it. */
+export interface WebhookAttempt {
+  jobId: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Not to be made before this time (ISO): waits longer than a queue delay are made of several. */
+  notBefore?: string;
+}
+
+/** The queue of webhook attempts (SQS on AWS), separate from the jobs queue. */
+export interface WebhookQueue {
+  /** Sends an attempt, delivered after `delaySeconds` (at most 15 minutes, the queue's limit). */
+  send(attempt: WebhookAttempt, delaySeconds: number): Promise<void>;
+}
+
+/** What came of one POST to a webhook receiver. */
+export type WebhookResponse =
+  | { outcome: 'answered'; statusCode: number }
+  /** No answer within the timeout. */
+  | { outcome: 'timeout' }
+  /** The connection failed (refused, reset, TLS, DNS). */
+  | { outcome: 'unreachable'; reason: string }
+  /** The address is not one webhooks may go to: nothing was sent. */
+  | { outcome: 'refused'; reason: string };
+
+/** Posts a signed webhook body; never follows redirects, never throws for the receiver's failures. */
+export interface WebhookSender {
+  post(url: string, body: string, headers: Record<string, string>): Promise<WebhookResponse>;
+}
+
+/** The tenants' webhook signing secrets (Standard Webhooks `whsec_…`). */
+export interface WebhookSecretStore {
+  /** The secrets to sign with at `now`: the current one, and the one it replaced while its grace lasts. */
+  signingSecrets(tenantId: string, now: Date): Promise<string[]>;
+  /** Stores the tenant's first secret; false when the tenant has one already. */
+  create(tenantId: string, secret: string, now: Date): Promise<boolean>;
+  /** Replaces the tenant's secret, keeping the old one for signing until `graceUntil`; false without one. */
+  rotate(tenantId: string, secret: string, now: Date, graceUntil: Date): Promise<boolean>;
+}
+
+/**
+ * Runs a piece of work once per key: a repeat with the same fingerprint within the key's lifetime
+ * answers the first result without running it; another fingerprint throws RequestError `conflict`;
+ * a repeat while the first still runs waits for it, or throws `conflict` if it takes too long. Work
+ * that throws leaves the key free.
+ */
+export interface IdempotentRequests {
+  once<Result extends object>(request: {
+    scope: string;
+    tenantId: string;
+    key: string;
+    fingerprint: string;
+    work: () => Promise<Result>;
+  }): Promise<{ result: Result; replayed: boolean }>;
 }

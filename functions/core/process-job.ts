@@ -248,6 +248,11 @@ async function runJob(deps: ProcessDeps, job: Job, owner: string): Promise<Proce
   if (job.audioUrl && !(await deps.media.describe(job.audioKey))) {
     const url = job.audioUrl;
     await deps.fetcher.fetchInto(url, (body) => deps.media.putAudio(job.audioKey, body));
+    // Deleted while its audio was fetched: the deletion found nothing to remove, so this copy goes here.
+    if (!(await deps.jobs.get(job.id))) {
+      await deps.media.delete(job.audioKey);
+      return 'skipped';
+    }
   }
   const workDir = await mkdtemp(join(tmpdir(), 'job-'));
   try {
@@ -519,8 +524,12 @@ async function checkHandedOff(
   }
 }
 
-/** Adds the summaries the job asked for, stores the result and completes the job. */
+/**
+ * Adds the summaries the job asked for, stores the result and completes the job. A job deleted while
+ * it was transcribed is left as it is, and a result stored while it was being deleted is removed.
+ */
 async function finish(deps: ProcessDeps, job: Job, transcription: Transcription): Promise<ProcessOutcome> {
+  if ((await deps.jobs.get(job.id))?.status !== 'processing') return 'skipped';
   const { tldr, short_hand_notes } = job.options;
   const summaries =
     tldr || short_hand_notes
@@ -528,8 +537,14 @@ async function finish(deps: ProcessDeps, job: Job, transcription: Transcription)
       : {};
   const key = resultKey(job.tenantId, job.id);
   await deps.media.putResult(key, { ...transcription, ...summaries });
-  await deps.jobs.complete(job.id, { resultKey: key, audio_duration_ms: transcription.audio_duration_ms });
-  return 'completed';
+  if (
+    await deps.jobs.complete(job.id, { resultKey: key, audio_duration_ms: transcription.audio_duration_ms })
+  ) {
+    return 'completed';
+  }
+  // The deletion removed the objects before this result was stored, or removes them after it.
+  if (!(await deps.jobs.get(job.id))) await deps.media.delete(key);
+  return 'skipped';
 }
 
 const INTERNAL_FAILURE: JobError = {

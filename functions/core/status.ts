@@ -1,5 +1,5 @@
 import { RequestError } from './errors.ts';
-import { type StatusRecord, toStatusRecord } from './job.ts';
+import { isExpired, type StatusRecord, toStatusRecord } from './job.ts';
 import type { JobStore, MediaStore } from './ports.ts';
 
 export interface StatusDeps {
@@ -8,12 +8,22 @@ export interface StatusDeps {
 }
 
 /** Longer ids are never issued; refusing them early keeps them out of the table request. */
-const MAX_ID_LENGTH = 128;
+export const MAX_ID_LENGTH = 128;
 
-/** The status record of a tenant's job; another tenant's job is as missing as an unknown one. */
-export async function getJobStatus(deps: StatusDeps, tenantId: string, id: string): Promise<StatusRecord> {
+/**
+ * The status record of a tenant's job; another tenant's job is as missing as an unknown one, and so is
+ * a deleted job and one past its retention.
+ */
+export async function getJobStatus(
+  deps: StatusDeps,
+  tenantId: string,
+  id: string,
+  now = new Date(),
+): Promise<StatusRecord> {
   const job = id.length <= MAX_ID_LENGTH ? await deps.jobs.get(id) : undefined;
-  if (!job || job.tenantId !== tenantId) throw new RequestError('not_found', `No job with id "${id}".`, 'id');
+  if (!job || job.tenantId !== tenantId || isExpired(job, now)) {
+    throw new RequestError('not_found', `No job with id "${id}".`, 'id');
+  }
   if (job.status === 'completed' && job.resultKey) {
     return toStatusRecord(job, await deps.media.getResult(job.resultKey));
   }

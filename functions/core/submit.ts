@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
+import { clientUrlProblem } from '#commons/client-urls';
 import { UPLOAD_TAG } from '#commons/contract';
 import { RequestError } from './errors.ts';
-import { type Job, newJob } from './job.ts';
+import { onceForKey } from './idempotency.ts';
+import { type Job, newJob, type SubmissionRecord, toSubmissionRecord } from './job.ts';
 import { type ParseOptionsSettings, parseJobOptions } from './options.ts';
-import type { JobQueue, JobStore, MediaStore } from './ports.ts';
+import type { IdempotentRequests, JobQueue, JobStore, MediaStore } from './ports.ts';
 import { resolveUpload } from './upload.ts';
 
 export interface SubmitDeps {
@@ -15,6 +18,8 @@ export interface SubmitDeps {
 export interface ReceivedAudio {
   key: string;
   bytes: number;
+  /** SHA-256 of the bytes (hex), which an idempotent submission compares. */
+  sha256?: string;
 }
 
 export interface Submission {
@@ -24,6 +29,8 @@ export interface Submission {
   audio?: ReceivedAudio;
   /** Something wrong with the form found while reading it; the audio may still have been stored. */
   problem?: RequestError;
+  /** The client's `Idempotency-Key`, already checked by parseIdempotencyKey. */
+  idempotencyKey?: string;
   now: Date;
 }
 
@@ -46,11 +53,6 @@ export async function ensureCapacity(jobs: JobStore, tenantId: string, cap: numb
   }
 }
 
-export interface SubmitSettings extends ParseOptionsSettings {
-  /** Local mode fetches `http://` addresses and private networks too (DESIGN 3). */
-  allowHttpUrls?: boolean;
-}
-
 /**
  * Validates a submission and records the job, whose audio is the streamed file part, a presigned
  * upload (`audio_ref`) or an address the worker will fetch (`audio_url`): exactly one of them. On a
@@ -60,7 +62,7 @@ export interface SubmitSettings extends ParseOptionsSettings {
 export async function submitJob(
   deps: SubmitDeps,
   submission: Submission,
-  settings: SubmitSettings = {},
+  settings: ParseOptionsSettings = {},
 ): Promise<Job> {
   const { audio, tenantId, now } = submission;
   let job: Job;
@@ -116,25 +118,51 @@ export async function submitJob(
   return job;
 }
 
-/** An `audio_url`: an absolute https address (http too in local mode), without credentials in it. */
-function parseAudioUrl(value: string, settings: SubmitSettings): string {
-  const url = URL.canParse(value.trim()) ? new URL(value.trim()) : undefined;
-  const schemes = settings.allowHttpUrls ? ['https:', 'http:'] : ['https:'];
-  if (!url || !schemes.includes(url.protocol) || url.hostname === '') {
-    throw new RequestError(
-      'invalid_option',
-      `audio_url must be an absolute ${settings.allowHttpUrls ? 'http:// or https://' : 'https://'} address.`,
-      'audio_url',
-    );
+/**
+ * What makes two submissions the same: their text parts as sent (in any order) and the bytes of their
+ * audio. The multipart boundary, the part order and the file's name are left out, since a client
+ * retrying the same request may change them.
+ */
+export function submissionFingerprint(
+  fields: Record<string, string>,
+  audioSha256: string | undefined,
+): string {
+  const parts = Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify({ fields: parts, audio: audioSha256 ?? null }))
+    .digest('hex');
+}
+
+/**
+ * Submits a job, once per `Idempotency-Key` when the client sent one: the same key with the same
+ * submission within 24 hours answers the first job's record (and the audio received again is removed);
+ * the same key with another submission is a `conflict`. Without a key, every submission is a new job.
+ */
+export async function submitOnce(
+  deps: SubmitDeps & { idempotency: IdempotentRequests },
+  submission: Submission,
+  settings: ParseOptionsSettings = {},
+): Promise<{ record: SubmissionRecord; replayed: boolean }> {
+  const { audio } = submission;
+  try {
+    const outcome = await onceForKey(deps.idempotency, {
+      scope: 'submit',
+      tenantId: submission.tenantId,
+      key: submission.idempotencyKey,
+      fingerprint: () => submissionFingerprint(submission.fields, audio?.sha256),
+      work: async () => toSubmissionRecord(await submitJob(deps, submission, settings)),
+    });
+    if (outcome.replayed && audio) await deps.media.delete(audio.key).catch(() => undefined);
+    return { record: outcome.result, replayed: outcome.replayed };
+  } catch (error) {
+    if (audio) await deps.media.delete(audio.key).catch(() => undefined);
+    throw error;
   }
-  if (url.username || url.password) {
-    throw new RequestError(
-      'invalid_option',
-      'audio_url must not carry a user name or password.',
-      'audio_url',
-    );
-  }
-  if (url.href.length > 2048)
-    throw new RequestError('invalid_option', 'audio_url is longer than 2,048 characters.', 'audio_url');
-  return url.href;
+}
+
+/** An `audio_url`: an absolute https address of a public host (http and private hosts too in local mode). */
+function parseAudioUrl(value: string, settings: ParseOptionsSettings): string {
+  const problem = clientUrlProblem(value.trim(), { local: settings.localMode ?? false });
+  if (problem) throw new RequestError('invalid_option', `audio_url ${problem}.`, 'audio_url');
+  return new URL(value.trim()).href;
 }

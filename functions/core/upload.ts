@@ -8,7 +8,8 @@ import {
   uploadKey,
 } from '#commons/contract';
 import { RequestError } from './errors.ts';
-import type { MediaStore } from './ports.ts';
+import { onceForKey } from './idempotency.ts';
+import type { IdempotentRequests, MediaStore } from './ports.ts';
 
 /** What `POST /v1-beta/upload` answers: where to PUT the file, the headers to send, and its reference. */
 export interface UploadTicket {
@@ -52,17 +53,45 @@ function parseUploadRequest(body: unknown): z.infer<typeof uploadRequestSchema> 
   throw new RequestError('invalid_request', message ?? 'Invalid upload request.', field);
 }
 
+export interface UploadRequest {
+  tenantId: string;
+  /** The JSON body as the client sent it. */
+  body: unknown;
+  /** The client's `Idempotency-Key`, already checked by parseIdempotencyKey. */
+  idempotencyKey?: string;
+  now: Date;
+}
+
 /**
  * Issues a presigned upload: a key the server makes under the tenant, a URL valid for a short time that
  * accepts exactly the declared number of bytes (the length is signed), and the reference to submit.
+ * With an `Idempotency-Key`, the same key and request within 24 hours answer the first ticket (its URL
+ * still valid until `expires_at`), and another request with the key is a `conflict`.
  */
 export async function createUpload(
+  deps: { media: MediaStore; idempotency: IdempotentRequests },
+  { tenantId, body, idempotencyKey, now }: UploadRequest,
+): Promise<{ ticket: UploadTicket; replayed: boolean }> {
+  const request = parseUploadRequest(body);
+  const { result, replayed } = await onceForKey(deps.idempotency, {
+    scope: 'upload',
+    tenantId,
+    key: idempotencyKey,
+    fingerprint: () =>
+      createHash('sha256')
+        .update(JSON.stringify([request.size, request.content_type ?? null]))
+        .digest('hex'),
+    work: () => issueUpload(deps.media, tenantId, request, now),
+  });
+  return { ticket: result, replayed };
+}
+
+async function issueUpload(
   media: MediaStore,
   tenantId: string,
-  body: unknown,
+  request: z.infer<typeof uploadRequestSchema>,
   now: Date,
 ): Promise<UploadTicket> {
-  const request = parseUploadRequest(body);
   const audioRef = `up_${now.getTime().toString(36)}_${randomBytes(16).toString('base64url')}`;
   const presigned = await media.presignUpload(uploadKey(tenantId, audioRef), {
     bytes: request.size,

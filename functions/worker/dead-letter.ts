@@ -10,7 +10,7 @@ const processor = new BatchProcessor(EventType.SQS);
 
 async function processRecord(record: SQSRecord): Promise<void> {
   recordDeadLetteredMessage();
-  const { config, jobs } = awsServices();
+  const { config, finishingJobs } = awsServices();
   let message: WorkerMessage | undefined;
   try {
     message = decodeWorkerMessage(record.body, config.transcribeJobPrefix);
@@ -22,7 +22,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
     logger.error('Dead-lettered message names no job of this deployment', { messageId: record.messageId });
     return;
   }
-  const failed = await failAbandonedJob(withJobMetrics(jobs), message);
+  const failed = await failAbandonedJob(withJobMetrics(finishingJobs), message);
   logger.error('Job given up after repeated failures', {
     jobId: message.jobId,
     ...(message.kind === 'chunk' ? { chunk: message.index } : {}),

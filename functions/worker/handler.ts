@@ -18,9 +18,9 @@ let deps: ProcessDeps | undefined;
 
 function processDeps(): ProcessDeps {
   if (!deps) {
-    const { config, jobs, media, queue } = awsServices();
+    const { config, finishingJobs, media, queue } = awsServices();
     deps = {
-      jobs: withJobMetrics(jobs, { engine: config.engine }),
+      jobs: withJobMetrics(finishingJobs, { engine: config.engine }),
       media,
       queue,
       transcriber: createTranscriber(config, media),

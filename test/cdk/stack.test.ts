@@ -25,6 +25,9 @@ import {
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
+/** A synthesis bundles every function with esbuild: tens of seconds on a busy machine. */
+const SYNTH_TIMEOUT_MS = 240_000;
+
 function synthesize(context: Record<string, string> = {}) {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
   const { app, stack } = buildApp(new App({ outdir, context }));
@@ -39,7 +42,7 @@ let resources: Resources;
 beforeAll(() => {
   ({ template } = synthesize({ workerConcurrency: '7' }));
   resources = template.toJSON().Resources;
-});
+}, SYNTH_TIMEOUT_MS);
 
 function ofType(type: string) {
   return Object.entries(resources).filter(([, resource]) => resource.Type === type);
@@ -73,11 +76,36 @@ describe('data', () => {
           IndexName: RESOURCES.jobsTable.activeTenantIndex.name,
           Projection: { ProjectionType: 'KEYS_ONLY' },
         }),
+        // Sparse: jobs with a shorter retention, by expiry, for the sweeper to remove.
+        Match.objectLike({
+          IndexName: RESOURCES.jobsTable.expiryIndex.name,
+          KeySchema: [
+            { AttributeName: RESOURCES.jobsTable.expiryIndex.partitionKey, KeyType: 'HASH' },
+            { AttributeName: RESOURCES.jobsTable.ttlAttribute, KeyType: 'RANGE' },
+          ],
+        }),
       ],
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: RESOURCES.jobsTable.ttlAttribute, AttributeType: 'N' },
+      ]),
     });
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it('keeps idempotency records a day by TTL, and tenant webhook secrets encrypted and retained', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: RESOURCES.idempotencyTable.partitionKey, KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: RESOURCES.idempotencyTable.ttlAttribute, Enabled: true },
+    });
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        KeySchema: [{ AttributeName: RESOURCES.tenantsTable.partitionKey, KeyType: 'HASH' }],
+        SSESpecification: { SSEEnabled: true },
+      }),
     });
   });
 
@@ -154,8 +182,8 @@ describe('queues', () => {
 describe('functions', () => {
   it('runs every zip function on Node.js 22, arm64, with JSON logs', () => {
     const functions = ofType('AWS::Lambda::Function');
-    // One per API route, the authorizer, the worker, the dead-letter handler and the sweeper.
-    expect(functions).toHaveLength(API_ROUTES.length + 4);
+    // One per API route, the authorizer, the worker, the dead-letter handler, the sweeper and webhooks.
+    expect(functions).toHaveLength(API_ROUTES.length + 5);
     for (const [, fn] of functions) {
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
@@ -199,9 +227,9 @@ describe('functions', () => {
     expect(prefixes).toEqual(['TranscriptionService_', 'TranscriptionService_']);
   });
 
-  it('feeds the worker one message at a time with partial batch responses, and the dead-letter handler too', () => {
+  it('feeds the worker one message at a time with partial batch responses, and the dead-letter handler and webhooks too', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(2);
+    expect(mappings).toHaveLength(3);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -238,11 +266,11 @@ describe('API', () => {
     expect(methods.map((method) => method.HttpMethod).sort()).toEqual(
       API_ROUTES.map((route) => route.method).sort(),
     );
-    // Every route but the console page, which holds no data, is behind the authorizer.
+    // Every route but the pages and the document, which hold no data, is behind the authorizer.
     const open = methods.filter((method) => method.AuthorizationType !== 'CUSTOM');
-    expect(open).toHaveLength(1);
-    expect(open[0]?.AuthorizationType).toBe('NONE');
-    expect(JSON.stringify(open[0]?.ResourceId)).toMatch(/console/i);
+    expect(open.map((method) => method.AuthorizationType)).toEqual(['NONE', 'NONE', 'NONE']);
+    const openResources = open.map((method) => JSON.stringify(method.ResourceId)).join(' ');
+    for (const page of [/console/i, /openapi/i, /reference/i]) expect(openResources).toMatch(page);
   });
 
   it('passes multipart and audio bodies as binary', () => {
@@ -296,7 +324,10 @@ describe('alarms and outputs', () => {
       expect(alarm.Dimensions).toContainEqual({ Name: 'service', Value: JOB_METRICS.service });
     }
     // A drained dead-letter queue never has visible messages for long: that alarm could never fire.
-    expect(alarms.map((alarm) => alarm.MetricName)).not.toContain('ApproximateNumberOfMessagesVisible');
+    // Only the webhooks' dead-letter queue, which nothing drains, is alarmed on its visible messages.
+    const visible = alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(visible).toHaveLength(1);
+    expect(JSON.stringify(visible[0]?.Dimensions)).toMatch(/WebhooksDeadLetterQueue/);
     expect(alarms.map((alarm) => alarm.MetricName).sort()).toEqual(
       [
         ...OPERATOR_ERROR_CODES.map(() => JOB_METRICS.jobsEnded),
@@ -306,6 +337,7 @@ describe('alarms and outputs', () => {
         '5XXError',
         'ApproximateAgeOfOldestMessage',
         'ApproximateAgeOfOldestMessage',
+        'ApproximateNumberOfMessagesVisible',
       ].sort(),
     );
     for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
@@ -338,8 +370,11 @@ describe('alarms and outputs', () => {
       'ConsoleUrl',
       'JobsTableName',
       'ApiKeysTableName',
+      'TenantsTableName',
+      'ApiReferenceUrl',
       'MediaBucketName',
       'JobsQueueName',
+      'WebhookQueueName',
       'DashboardName',
     ]) {
       expect(outputs).toContain(name);
@@ -456,14 +491,21 @@ describe('smaller deployment defects', () => {
 });
 
 describe('least privilege', () => {
-  it('lets the upload route presign tagged PUTs under uploads/ and nothing else', () => {
+  it('lets the upload route presign tagged PUTs under uploads/ and keep Idempotency-Key records, nothing else', () => {
     const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('ApiUploadServiceRole'));
     if (!policy) throw new Error('The upload function has no policy.');
     const statements = (policy[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
       .Statement;
-    expect(statements).toHaveLength(1);
+    expect(statements).toHaveLength(2);
     expect(statements[0]?.Action).toEqual(['s3:PutObject', 's3:PutObjectTagging']);
     expect(JSON.stringify(statements[0]?.Resource)).toContain('/uploads/*');
+    expect(statements[1]?.Action).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+    ]);
+    expect(JSON.stringify(statements[1]?.Resource)).toMatch(/IdempotencyTable/);
   });
 
   it("lets the worker read, write and delete long jobs' working files under work/, and sets its chunk length", () => {
@@ -483,7 +525,7 @@ describe('least privilege', () => {
     });
   });
 
-  it('runs the sweeper every sweep interval, letting it read due jobs, move them and send messages, nothing else', () => {
+  it('runs the sweeper every sweep interval, letting it read due and expired jobs, move or remove them and send messages, nothing else', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: `rate(${SWEEP_INTERVAL_SECONDS / 60} minutes)`,
       State: 'ENABLED',
@@ -500,13 +542,57 @@ describe('least privilege', () => {
     expect(new Set(actions)).toEqual(
       new Set([
         'dynamodb:Query',
+        'dynamodb:GetItem',
         'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        's3:DeleteObject',
         'sqs:SendMessage',
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
       ]),
     );
     expect(text).toContain(`/index/${RESOURCES.jobsTable.dueIndex.name}`);
+    expect(text).toContain(`/index/${RESOURCES.jobsTable.expiryIndex.name}`);
+  });
+
+  it('lets the webhook function read jobs and secrets, record attempts and queue the next, nothing else', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('WebhooksFunctionServiceRole'));
+    if (!policy) throw new Error('The webhook function has no policy.');
+    const actions = (
+      policy[1].Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }
+    ).Statement.flatMap((statement) => statement.Action);
+    expect(new Set(actions)).toEqual(
+      new Set([
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'sqs:SendMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+      ]),
+    );
+    // Its own small function, not the worker's image; the status link in each webhook is the API's.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Environment: { Variables: Match.objectLike({ PUBLIC_API_URL: Match.anyValue() }) },
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: {
+        maxReceiveCount: RESOURCES.webhookDeadLetterQueue.maxReceiveCount,
+        deadLetterTargetArn: Match.anyValue(),
+      },
+    });
+  });
+
+  it('lets the delete route read and replace a job and remove its objects, nothing else', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('ApiDeleteServiceRole'));
+    if (!policy) throw new Error('The delete function has no policy.');
+    const actions = (
+      policy[1].Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }
+    ).Statement.flatMap((statement) => statement.Action);
+    expect(new Set(actions)).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:PutItem', 's3:DeleteObject']));
   });
 
   it('lets the list route query the tenant index and nothing else of the table', () => {
@@ -540,40 +626,52 @@ describe('least privilege', () => {
 });
 
 describe('cdk-nag AwsSolutions', () => {
-  it('passes with every accepted finding acknowledged with a reason (synthesis above would have thrown)', () => {
-    const { outdir } = synthesize();
-    const report = JSON.parse(
-      readFileSync(join(outdir, 'validation-report.json'), 'utf8').replace(/^\uFEFF/, '') || '{}',
-    );
-    expect(JSON.stringify(report)).not.toMatch(/"status":\s*"failure"/);
-  });
+  it(
+    'passes with every accepted finding acknowledged with a reason (synthesis above would have thrown)',
+    () => {
+      const { outdir } = synthesize();
+      const report = JSON.parse(
+        readFileSync(join(outdir, 'validation-report.json'), 'utf8').replace(/^\uFEFF/, '') || '{}',
+      );
+      expect(JSON.stringify(report)).not.toMatch(/"status":\s*"failure"/);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 
-  it('fails the synthesis for a finding nobody acknowledged', () => {
-    const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-    const { app, stack } = buildApp(new App({ outdir }));
-    new Bucket(stack, 'UnloggedBucket');
-    expect(() => app.synth()).toThrow(/AwsSolutions-S1\b/);
-  });
+  it(
+    'fails the synthesis for a finding nobody acknowledged',
+    () => {
+      const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+      const { app, stack } = buildApp(new App({ outdir }));
+      new Bucket(stack, 'UnloggedBucket');
+      expect(() => app.synth()).toThrow(/AwsSolutions-S1\b/);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 });
 
 describe('settings', () => {
-  it('turns caching off to accept the key as a header, and grants Bedrock only to a Bedrock summarizer', () => {
-    const { template: custom } = synthesize({
-      authorizerCacheSeconds: '0',
-      summarizer: 'bedrock',
-      bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0',
-      engine: 'sphinx',
-    });
-    custom.hasResourceProperties('AWS::ApiGateway::Authorizer', {
-      AuthorizerResultTtlInSeconds: 0,
-      IdentitySource: Match.absent(),
-    });
-    custom.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ ENGINE: 'sphinx', SUMMARIZER: 'bedrock' }) },
-    });
-    expect(JSON.stringify(custom.toJSON())).toContain('bedrock:InvokeModel');
-    expect(JSON.stringify(template.toJSON())).not.toContain('bedrock:');
-  });
+  it(
+    'turns caching off to accept the key as a header, and grants Bedrock only to a Bedrock summarizer',
+    () => {
+      const { template: custom } = synthesize({
+        authorizerCacheSeconds: '0',
+        summarizer: 'bedrock',
+        bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0',
+        engine: 'sphinx',
+      });
+      custom.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+        AuthorizerResultTtlInSeconds: 0,
+        IdentitySource: Match.absent(),
+      });
+      custom.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ ENGINE: 'sphinx', SUMMARIZER: 'bedrock' }) },
+      });
+      expect(JSON.stringify(custom.toJSON())).toContain('bedrock:InvokeModel');
+      expect(JSON.stringify(template.toJSON())).not.toContain('bedrock:');
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 
   it('refuses settings that cannot work', () => {
     expect(() => buildApp(new App({ context: { summarizer: 'bedrock' } }))).toThrow(/bedrockModelId/);

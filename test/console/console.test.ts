@@ -186,6 +186,41 @@ describe('web console', () => {
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
+  it('shows how the webhook of a job went', async () => {
+    const mono = findSample((sample) => sample.kind === 'utterance' && (sample.duration_s ?? 0) > 5);
+    // Even the local runtime, which delivers to private addresses, refuses the unspecified one, and says so.
+    const submitted = await runtime.submit(await readFile(samplePath(mono)), {
+      webhook_url: 'https://0.0.0.0/hook',
+    });
+    const page = await openConsole();
+    await enterKey(page, API_KEY);
+    await row(page, submitted.body.id ?? '')
+      .getByRole('link')
+      .click();
+    const webhook = page.locator('.facts dd', { hasText: /^failed \(1 attempt\)/ });
+    await webhook.waitFor({ timeout: ACTIVE_JOB_TIMEOUT_MS });
+    expect(await webhook.textContent()).toMatch(/0\.0\.0\.0 is not an address the service may reach/);
+  });
+
+  it('renders the API reference from the OpenAPI document, with no other origin and no CSP violation', async () => {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(60_000);
+    page.on('request', (request) => requested.push(request.url()));
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(`${runtime.baseUrl}/reference`);
+    await page.getByText('Submit a file').first().waitFor();
+    for (const path of ['/v1-beta/transcript', '/v1-beta/transcript/status', '/v1-beta/transcripts']) {
+      expect(await page.getByText(path, { exact: true }).count(), path).toBeGreaterThan(0);
+    }
+    expect(await page.getByText('DELETE', { exact: true }).count()).toBeGreaterThan(0);
+    expect(violations).toEqual([]);
+  });
+
   it('asks nothing of any other origin', () => {
     expect(requested.length).toBeGreaterThan(10);
     const foreign = requested.filter((url) => !url.startsWith(runtime.baseUrl) && !/^(blob|data):/.test(url));

@@ -198,6 +198,7 @@ describe('the local runtime over HTTP', () => {
       webhook_url: 'ftp://example.com/hook',
       custom: 'x'.repeat(4097),
       speakers_expected: '11',
+      retention_days: '90',
     };
     for (const [field, value] of Object.entries(invalid)) {
       const { status, body } = await submitFile(audio, { [field]: value });

@@ -13,7 +13,10 @@ export async function useFreshResources(
   process.env.JOBS_TABLE = `jobs-${suffix}`;
   process.env.API_KEYS_TABLE = `api-keys-${suffix}`;
   process.env.MEDIA_BUCKET = `media-${suffix}`;
+  process.env.IDEMPOTENCY_TABLE = `idempotency-${suffix}`;
+  process.env.TENANTS_TABLE = `tenants-${suffix}`;
   const queues = await createResources(readServiceConfig(), { ...settings, queueNameSuffix: suffix });
   process.env.JOBS_QUEUE_URL = queues.jobsQueueUrl;
+  process.env.WEBHOOK_QUEUE_URL = queues.webhookQueueUrl;
   return queues;
 }

@@ -240,5 +240,87 @@ export function describeJobStore(name: string, store: () => JobStore): void {
         store().listByTenant({ tenantId, since, limit: 1, cursor: 'not-a-cursor' }),
       ).rejects.toMatchObject({ code: 'invalid_request', field: 'cursor' });
     });
+
+    it("replaces a tenant's job with a tombstone: gone for every read and move, the same on a second deletion", async () => {
+      const job = await stored('tenant-del');
+      await store().claim(job.id, lease(0));
+      expect(await store().markDeleted(job.id, 'another-tenant', at(1000))).toBeUndefined();
+      const deleted = await store().markDeleted(job.id, 'tenant-del', at(1000));
+      expect(deleted).toEqual({
+        id: job.id,
+        tenantId: 'tenant-del',
+        deletedAt: at(1000).toISOString(),
+        audioKey: job.audioKey,
+      });
+      expect(await store().markDeleted(job.id, 'tenant-del', at(9000))).toEqual(deleted);
+      expect(await store().markDeleted(job.id, 'another-tenant', at(9000))).toBeUndefined();
+      expect(await store().markDeleted(newJobId(), 'tenant-del', at(0))).toBeUndefined();
+      // A worker still on it can neither complete, fail, extend nor claim it.
+      expect(await store().get(job.id)).toBeUndefined();
+      expect(await store().complete(job.id, { resultKey: 'r', audio_duration_ms: 1 })).toBe(false);
+      expect(await store().fail(job.id, { code: 'internal', message: 'x' })).toBe(false);
+      expect(await store().extendLease(job.id, lease(1000))).toBe(false);
+      expect(await store().claim(job.id, lease(10 * LEASE_MS, 'worker-b'))).toEqual({ outcome: 'missing' });
+      expect(await store().setDue(job.id, at(0))).toBe(false);
+      // And no index finds it.
+      const listed = await store().listByTenant({
+        tenantId: 'tenant-del',
+        since: at(-1000).toISOString(),
+        limit: 100,
+      });
+      expect(listed.jobs.map((item) => item.id)).not.toContain(job.id);
+      expect((await store().listDue(at(10 * 3_600_000), 1000)).map((item) => item.id)).not.toContain(job.id);
+      expect(
+        await store().recordWebhookAttempt(job.id, { status: 'retrying', attempts: 1, last_attempt_at: 'x' }),
+      ).toBe(false);
+    });
+
+    it('records webhook attempts on a finished job, each later than the last, never on an active one', async () => {
+      const job = await stored();
+      const attempt = (attempts: number, status: 'retrying' | 'delivered' = 'retrying') => ({
+        status,
+        attempts,
+        last_response_code: 500,
+        last_attempt_at: at(attempts).toISOString(),
+      });
+      expect(await store().recordWebhookAttempt(job.id, attempt(1))).toBe(false);
+      await store().claim(job.id, lease(0));
+      await store().fail(job.id, { code: 'no_audio', message: 'x' });
+      expect(await store().recordWebhookAttempt(job.id, attempt(1))).toBe(true);
+      expect(await store().recordWebhookAttempt(job.id, attempt(1))).toBe(false);
+      expect(await store().recordWebhookAttempt(job.id, attempt(3, 'delivered'))).toBe(true);
+      expect(await store().recordWebhookAttempt(job.id, attempt(2))).toBe(false);
+      expect(await store().get(job.id)).toMatchObject({ status: 'error', webhook: attempt(3, 'delivered') });
+    });
+
+    it('lists jobs of a shorter retention once expired, earliest first, and removes them only then', async () => {
+      const make = async (retention: string | undefined) => {
+        const job = newJob({
+          id: newJobId(),
+          tenantId: 'tenant-retention',
+          options: parseJobOptions(retention ? { retention_days: retention } : {}),
+          now: T0,
+        });
+        await store().create(job);
+        return job;
+      };
+      const oneDay = await make('1');
+      const twoDays = await make('2');
+      const full = await make(undefined);
+      expect(oneDay.expiresAt).toBe(T0.getTime() / 1000 + 86_400);
+      const day = 86_400_000;
+      const ids = async (nowMs: number) => (await store().listExpired(at(nowMs), 1000)).map((job) => job.id);
+      expect(await ids(day - 1000)).not.toContain(oneDay.id);
+      const later = await ids(2 * day);
+      expect(later.indexOf(oneDay.id)).toBeGreaterThanOrEqual(0);
+      expect(later.indexOf(oneDay.id)).toBeLessThan(later.indexOf(twoDays.id));
+      // Jobs of the full 90 days are the TTL's and the lifecycle rules' to remove.
+      expect(await ids(100 * day)).not.toContain(full.id);
+      expect(await store().removeExpired(twoDays.id, at(day))).toBe(false);
+      expect(await store().removeExpired(oneDay.id, at(day))).toBe(true);
+      expect(await store().get(oneDay.id)).toBeUndefined();
+      expect(await store().removeExpired(oneDay.id, at(day))).toBe(false);
+      expect(await ids(2 * day)).not.toContain(oneDay.id);
+    });
   });
 }

@@ -1,18 +1,24 @@
+import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { decodeCursor, encodeCursor } from '#core/cursor';
 import type { JobError } from '#core/errors';
-import { isFinished, type Job } from '#core/job';
+import { isExpired, isFinished, type Job, type WebhookDelivery } from '#core/job';
 import type {
   ApiKeyRecord,
   ApiKeyStore,
   ClaimOutcome,
   Clock,
+  DeletedJob,
   JobListQuery,
   JobPage,
   JobQueue,
   JobStore,
   Lease,
   MediaStore,
+  StoredAudio,
+  WebhookAttempt,
+  WebhookQueue,
+  WebhookSecretStore,
 } from '#core/ports';
 import type { TranscriptResult } from '#core/result';
 
@@ -25,6 +31,8 @@ const copy = <T>(value: T): T => structuredClone(value);
 
 export class InMemoryJobStore implements JobStore {
   readonly items = new Map<string, Job>();
+  /** Deleted jobs: gone from `items`, kept so that deleting again answers the same. */
+  readonly tombstones = new Map<string, DeletedJob>();
 
   async create(job: Job): Promise<boolean> {
     if (this.items.has(job.id)) return false;
@@ -165,6 +173,39 @@ export class InMemoryJobStore implements JobStore {
     return Math.min(atMost, active.length);
   }
 
+  async markDeleted(id: string, tenantId: string, now: Date): Promise<DeletedJob | undefined> {
+    const tombstone = this.tombstones.get(id);
+    if (tombstone) return tombstone.tenantId === tenantId ? copy(tombstone) : undefined;
+    const job = this.items.get(id);
+    if (job?.tenantId !== tenantId) return undefined;
+    const deleted = { id, tenantId, deletedAt: now.toISOString(), audioKey: job.audioKey };
+    this.items.delete(id);
+    this.tombstones.set(id, deleted);
+    return copy(deleted);
+  }
+
+  async recordWebhookAttempt(id: string, delivery: WebhookDelivery): Promise<boolean> {
+    const job = this.items.get(id);
+    if (!job || !isFinished(job.status) || (job.webhook?.attempts ?? 0) >= delivery.attempts) return false;
+    job.webhook = copy(delivery);
+    return true;
+  }
+
+  async listExpired(now: Date, limit: number): Promise<Job[]> {
+    return [...this.items.values()]
+      .filter((job) => job.options.retention_days !== undefined && isExpired(job, now))
+      .sort((a, b) => a.expiresAt - b.expiresAt)
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async removeExpired(id: string, now: Date): Promise<boolean> {
+    const job = this.items.get(id);
+    if (!job || !isExpired(job, now)) return false;
+    this.items.delete(id);
+    return true;
+  }
+
   private holds(job: Job | undefined, owner: string): boolean {
     return job?.status === 'processing' && job.leaseOwner === owner && !job.handedOffAt;
   }
@@ -181,12 +222,12 @@ export class InMemoryMediaStore implements MediaStore {
   readonly objects = new Map<string, Buffer>();
   readonly tags = new Map<string, Record<string, string>>();
 
-  async putAudio(key: string, body: NodeJS.ReadableStream): Promise<{ bytes: number }> {
+  async putAudio(key: string, body: NodeJS.ReadableStream): Promise<StoredAudio> {
     const chunks: Buffer[] = [];
     for await (const chunk of body) chunks.push(Buffer.from(chunk as Buffer));
     const data = Buffer.concat(chunks);
     this.objects.set(key, data);
-    return { bytes: data.length };
+    return { bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') };
   }
 
   async downloadToFile(key: string, path: string): Promise<void> {
@@ -268,6 +309,39 @@ export class InMemoryJobQueue implements JobQueue {
 
   async scheduleCheck(jobId: string, attempt: number, delaySeconds: number): Promise<void> {
     this.sent.push({ jobId, check: attempt, delaySeconds });
+  }
+}
+
+/** The webhook attempts a queue was given, in order, with their delays. */
+export class InMemoryWebhookQueue implements WebhookQueue {
+  readonly sent: { attempt: WebhookAttempt; delaySeconds: number }[] = [];
+
+  async send(attempt: WebhookAttempt, delaySeconds: number): Promise<void> {
+    this.sent.push({ attempt: copy(attempt), delaySeconds });
+  }
+}
+
+export class InMemoryWebhookSecretStore implements WebhookSecretStore {
+  readonly tenants = new Map<string, { secret: string; previous?: string; previousUntil?: Date }>();
+
+  async signingSecrets(tenantId: string, now: Date): Promise<string[]> {
+    const tenant = this.tenants.get(tenantId);
+    if (!tenant) return [];
+    const previousValid = tenant.previous && tenant.previousUntil && tenant.previousUntil > now;
+    return previousValid && tenant.previous ? [tenant.secret, tenant.previous] : [tenant.secret];
+  }
+
+  async create(tenantId: string, secret: string): Promise<boolean> {
+    if (this.tenants.has(tenantId)) return false;
+    this.tenants.set(tenantId, { secret });
+    return true;
+  }
+
+  async rotate(tenantId: string, secret: string, _now: Date, graceUntil: Date): Promise<boolean> {
+    const tenant = this.tenants.get(tenantId);
+    if (!tenant) return false;
+    this.tenants.set(tenantId, { secret, previous: tenant.secret, previousUntil: graceUntil });
+    return true;
   }
 }
 

@@ -51,7 +51,16 @@ export async function startRuntimeProcess(
     ...env,
   };
   // The runtime makes and names its own resources.
-  for (const name of [ENV.jobsTable, ENV.apiKeysTable, ENV.mediaBucket, ENV.jobsQueueUrl])
+  for (const name of [
+    ENV.jobsTable,
+    ENV.apiKeysTable,
+    ENV.idempotencyTable,
+    ENV.tenantsTable,
+    ENV.mediaBucket,
+    ENV.jobsQueueUrl,
+    ENV.webhookQueueUrl,
+    ENV.publicApiUrl,
+  ])
     delete childEnv[name];
   // node itself, not the tsx launcher, so that stopping it stops the runtime and its emulators.
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {

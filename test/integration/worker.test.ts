@@ -9,6 +9,7 @@ import { encodeProcessMessage } from '#core/messages';
 import { QueuePoller, type SqsHandler } from '#local/poller';
 import type { LocalQueues } from '#local/provision';
 import { sqsEvent } from '#test/helpers/events';
+import { eventually } from '#test/helpers/eventually';
 import { useFreshResources } from '#test/helpers/fresh-resources';
 import { testLease } from '#test/helpers/memory-ports';
 import { findSample, type Sample } from '#test/helpers/samples';
@@ -33,19 +34,6 @@ async function submitted(sample: Sample, fields: Record<string, string> = {}): P
   const job = await awsServices().jobs.get(await submitSample(sample, 'tenant-w', fields));
   if (!job) throw new Error('job not stored');
   return job;
-}
-
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 function poller(queueUrl: string, handler: SqsHandler): QueuePoller {

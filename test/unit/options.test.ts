@@ -73,10 +73,51 @@ describe('parseJobOptions', () => {
     }
   });
 
+  it('refuses, outside local mode, a webhook_url to localhost or a literal address that is not public', () => {
+    for (const value of [
+      'https://localhost/hook',
+      'https://api.localhost/hook',
+      'https://127.0.0.1/hook',
+      'https://0x7f.1/hook',
+      'https://2130706433/hook',
+      'https://[::1]/hook',
+      'https://[::ffff:10.0.0.1]/hook',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://10.1.2.3/hook',
+      'https://172.16.0.1/hook',
+      'https://192.168.0.1/hook',
+      'https://[fd00:ec2::254]/hook',
+    ]) {
+      expect(refusal({ webhook_url: value }), value).toMatchObject({
+        code: 'invalid_option',
+        field: 'webhook_url',
+      });
+    }
+    expect(parseJobOptions({ webhook_url: 'https://93.184.215.14/hook' }).webhook_url).toBe(
+      'https://93.184.215.14/hook',
+    );
+    // Names are checked when delivering, once resolved.
+    expect(parseJobOptions({ webhook_url: 'https://hooks.example.net/x' }).webhook_url).toBe(
+      'https://hooks.example.net/x',
+    );
+  });
+
+  it('takes retention_days from 1 to 89, echoed only when sent', () => {
+    expect(parseJobOptions({ retention_days: '1' }).retention_days).toBe(1);
+    expect(parseJobOptions({ retention_days: ' 89 ' }).retention_days).toBe(89);
+    expect(parseJobOptions({})).not.toHaveProperty('retention_days');
+    for (const value of ['0', '90', '365', '-1', '1.5', 'seven', '', '007']) {
+      expect(refusal({ retention_days: value }), value).toMatchObject({
+        code: 'invalid_option',
+        field: 'retention_days',
+      });
+    }
+  });
+
   it('accepts http webhooks in local mode only', () => {
-    expect(
-      parseJobOptions({ webhook_url: 'http://localhost:9000/x' }, { allowHttpWebhooks: true }).webhook_url,
-    ).toBe('http://localhost:9000/x');
+    expect(parseJobOptions({ webhook_url: 'http://localhost:9000/x' }, { localMode: true }).webhook_url).toBe(
+      'http://localhost:9000/x',
+    );
   });
 
   it('keeps custom up to its limit and refuses longer values', () => {

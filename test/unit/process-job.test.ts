@@ -138,6 +138,13 @@ async function handle(transcriber: ProcessDeps['transcriber'], message: WorkerMe
   return (await handleWorkerMessage(deps(transcriber), message, delivery(receiveCount))).outcome;
 }
 
+/** A queued job submitted by address: its audio is not in the store yet. */
+async function jobByAddress(audioUrl: string): Promise<string> {
+  const id = newJobId();
+  await jobs.create(newJob({ id, tenantId: 'acme', options: parseJobOptions({}), now: clock(), audioUrl }));
+  return id;
+}
+
 async function queuedJob(fields: Record<string, string> = {}): Promise<Job> {
   const id = newJobId();
   const job = newJob({ id, tenantId: 'acme', options: parseJobOptions(fields), now: clock() });
@@ -191,15 +198,7 @@ describe('a sync transcriber', () => {
   });
 
   it('fetches the audio of a job submitted by address into the store once, before transcribing it', async () => {
-    const id = newJobId();
-    const job = newJob({
-      id,
-      tenantId: 'acme',
-      options: parseJobOptions({}),
-      now: clock(),
-      audioUrl: 'https://x.test/a.mp3',
-    });
-    await jobs.create(job);
+    const id = await jobByAddress('https://x.test/a.mp3');
     const transcriber = scriptedTranscriber(
       () => {
         throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
@@ -582,5 +581,73 @@ describe('a chunked transcriber', () => {
     clock.advance(LEASE_MS + 1);
     expect(await handle(transcriber, chunk(job.id, 1), 2)).toBe('completed');
     expect(transcriber.transcribed).toEqual([0, 1]);
+  });
+});
+
+describe('a job deleted while it is transcribed', () => {
+  it('is never completed, and no result is stored for it', async () => {
+    const job = await queuedJob({ tldr: 'true' });
+    const transcriber = scriptedTranscriber(() => {
+      // The client deletes the job while the worker is on it: the tombstone comes first.
+      void jobs.markDeleted(job.id, 'acme', clock());
+      return transcription();
+    });
+    expect(await handle(transcriber, process(job.id))).toBe('skipped');
+    expect(await jobs.get(job.id)).toBeUndefined();
+    expect(media.objects.has(resultKey('acme', job.id))).toBe(false);
+    // Not even summarized: the worker stopped as soon as it saw the job was gone.
+    expect(summaries).toBe(0);
+  });
+
+  it('has a result stored during the deletion removed again', async () => {
+    const job = await queuedJob();
+    const storeResult = media.putResult.bind(media);
+    media.putResult = async (key, result) => {
+      await storeResult(key, result);
+      // The deletion replaces the job after the result was stored, before the job is completed.
+      await jobs.markDeleted(job.id, 'acme', clock());
+    };
+    expect(
+      await handle(
+        scriptedTranscriber(() => transcription()),
+        process(job.id),
+      ),
+    ).toBe('skipped');
+    expect(media.objects.has(resultKey('acme', job.id))).toBe(false);
+    expect(await jobs.markDeleted(job.id, 'acme', clock())).toMatchObject({ id: job.id });
+  });
+
+  it('removes the audio it fetched for a job deleted during the fetch, and transcribes nothing', async () => {
+    const id = await jobByAddress('https://x.test/a.mp3');
+    const d = deps(scriptedTranscriber(() => transcription()));
+    d.fetcher = {
+      async fetchInto(url, store) {
+        fetched.push(url);
+        // The deletion runs while the audio streams in: it finds no audio to remove yet.
+        await jobs.markDeleted(id, 'acme', clock());
+        return store(Readable.from([AUDIO]));
+      },
+    };
+    expect((await handleWorkerMessage(d, process(id), delivery())).outcome).toBe('skipped');
+    expect(fetched).toEqual(['https://x.test/a.mp3']);
+    expect(media.objects.has(audioKey('acme', id))).toBe(false);
+    expect(media.objects.has(resultKey('acme', id))).toBe(false);
+  });
+
+  it('keeps the result of a job another worker completed meanwhile', async () => {
+    const job = await queuedJob();
+    const storeResult = media.putResult.bind(media);
+    media.putResult = async (key, result) => {
+      await storeResult(key, result);
+      await jobs.complete(job.id, { resultKey: key, audio_duration_ms: 1000 });
+    };
+    expect(
+      await handle(
+        scriptedTranscriber(() => transcription()),
+        process(job.id),
+      ),
+    ).toBe('skipped');
+    expect(media.objects.has(resultKey('acme', job.id))).toBe(true);
+    expect((await jobs.get(job.id))?.status).toBe('completed');
   });
 });

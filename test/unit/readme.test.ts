@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { CLI_ENV } from '#client/cli';
 import { DEPLOYMENT_SETTING_NAMES, ENV } from '#commons/contract';
 import { LOCAL_ENV } from '#local/settings';
 
@@ -70,9 +71,13 @@ describe('the README', () => {
 
   it('lists exactly the environment variables the code reads in its configuration table', () => {
     const sources = repositoryFiles().filter(
-      (file) => /^(functions|local|cdk)\//.test(file) && /\.(ts|mjs)$/.test(file),
+      (file) => /^(functions|local|cdk|client)\//.test(file) && /\.(ts|mjs)$/.test(file),
     );
-    const read = new Set<string>([...Object.values(ENV), ...Object.values(LOCAL_ENV)]);
+    const read = new Set<string>([
+      ...Object.values(ENV),
+      ...Object.values(LOCAL_ENV),
+      ...Object.values(CLI_ENV),
+    ]);
     for (const file of sources) {
       const text = readFileSync(join(ROOT, file), 'utf8');
       for (const match of text.matchAll(/\benv(?:\.|\[['"])([A-Z][A-Z0-9_]+)/g)) read.add(match[1] ?? '');

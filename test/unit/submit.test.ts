@@ -2,8 +2,9 @@ import { Readable } from 'node:stream';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { audioKey } from '#commons/contract';
 import { RequestError } from '#core/errors';
+import { parseIdempotencyKey } from '#core/idempotency';
 import { newJobId } from '#core/job';
-import { ensureCapacity, type Submission, submitJob } from '#core/submit';
+import { ensureCapacity, type Submission, submissionFingerprint, submitJob } from '#core/submit';
 import {
   InMemoryJobQueue,
   InMemoryJobStore,
@@ -60,6 +61,41 @@ describe('submitJob', () => {
     expect(media.objects.size).toBe(0);
   });
 
+  it('takes an audio_url of a public https host, and outside local mode refuses one the outbound guard would', async () => {
+    const byAddress = (audio_url: string) => ({
+      id: newJobId(),
+      tenantId: 'acme',
+      fields: { audio_url },
+      now: clock(),
+    });
+    const job = await submitJob({ jobs, media, queue }, byAddress(' https://media.example.net/a.mp3 '));
+    expect(job.audioUrl).toBe('https://media.example.net/a.mp3');
+    for (const address of [
+      'http://media.example.net/a.mp3',
+      'https://localhost/a.mp3',
+      'https://127.0.0.1/a.mp3',
+      'https://0x7f.1/a.mp3',
+      'https://[::1]/a.mp3',
+      'https://[::ffff:10.0.0.1]/a.mp3',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://10.1.2.3/a.mp3',
+      'https://100.64.0.1/a.mp3',
+      'https://0.0.0.0/a.mp3',
+      'https://user:secret@media.example.net/a.mp3',
+      `https://media.example.net/${'a'.repeat(2048)}`,
+      'not an address',
+    ]) {
+      await expect(submitJob({ jobs, media, queue }, byAddress(address)), address).rejects.toMatchObject({
+        code: 'invalid_option',
+        field: 'audio_url',
+      });
+    }
+    const local = await submitJob({ jobs, media, queue }, byAddress('http://10.1.2.3:8000/a.wav'), {
+      localMode: true,
+    });
+    expect(local.audioUrl).toBe('http://10.1.2.3:8000/a.wav');
+  });
+
   it('accepts a job whose start message could not be sent: it stays queued, for the sweeper to send', async () => {
     const failingQueue = {
       enqueue: async () => {
@@ -84,5 +120,36 @@ describe('submitJob', () => {
     });
     await expect(ensureCapacity(jobs, 'acme', 4)).resolves.toBeUndefined();
     await expect(ensureCapacity(jobs, 'globex', 1)).resolves.toBeUndefined();
+  });
+});
+
+describe('what makes two submissions the same', () => {
+  it('is their text parts in any order and their audio bytes', () => {
+    const audio = 'a'.repeat(64);
+    const same = submissionFingerprint({ custom: 'x', punctuate: 'false' }, audio);
+    expect(submissionFingerprint({ punctuate: 'false', custom: 'x' }, audio)).toBe(same);
+    for (const other of [
+      submissionFingerprint({ custom: 'x', punctuate: 'true' }, audio),
+      submissionFingerprint({ custom: 'x' }, audio),
+      submissionFingerprint({ custom: 'x', punctuate: 'false' }, 'b'.repeat(64)),
+      submissionFingerprint({ custom: 'x', punctuate: 'false' }, undefined),
+      // A value that contains what would be a separator does not make another split collide.
+      submissionFingerprint({ custom: 'x","punctuate', '': 'false' }, audio),
+    ]) {
+      expect(other).not.toBe(same);
+    }
+  });
+
+  it('takes an Idempotency-Key of 1 to 255 visible ASCII characters, and nothing else', () => {
+    expect(parseIdempotencyKey(undefined)).toBeUndefined();
+    expect(parseIdempotencyKey('0b9f0c1e-2a4b-4c6d-8e0f-123456789abc')).toBe(
+      '0b9f0c1e-2a4b-4c6d-8e0f-123456789abc',
+    );
+    expect(parseIdempotencyKey('k'.repeat(255))).toHaveLength(255);
+    for (const key of ['', 'k'.repeat(256), 'with space', 'tab\t', 'ünï', 'line\nbreak']) {
+      expect(() => parseIdempotencyKey(key), JSON.stringify(key)).toThrow(
+        expect.objectContaining({ code: 'invalid_request', field: 'Idempotency-Key' }),
+      );
+    }
   });
 });
