@@ -16,6 +16,7 @@ import { QueuePoller } from '#local/poller';
 import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { runProcess } from '#speech/process';
 import { SphinxRecognizer } from '#speech/sphinx';
+import { eventually } from '#test/helpers/eventually';
 import { useFreshResources } from '#test/helpers/fresh-resources';
 import { diarizationSamples, samplePath } from '#test/helpers/samples';
 import { submitForm } from '#test/helpers/submissions';
@@ -28,6 +29,8 @@ import { handler as worker } from '#worker/handler';
  */
 
 const CHUNK_SECONDS = 10;
+/** Long enough for a loaded machine to transcribe the file. */
+const LONG_WAIT_MS = 180_000;
 const GAP_SECONDS = 1;
 const children: ChildProcess[] = [];
 let workDir: string;
@@ -102,19 +105,6 @@ async function submitLong(tenantId: string): Promise<string> {
 
 const job = (id: string) => awsServices().jobs.get(id);
 
-async function until<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 180_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Polls the jobs queue with `workers` workers until the job ends, recording the progress seen on the way. */
 async function runToEnd(id: string, workers: number) {
   const poller = new QueuePoller({
@@ -128,13 +118,14 @@ async function runToEnd(id: string, workers: number) {
   const progress: string[] = [];
   await poller.start();
   try {
-    const ended = await until(
+    const ended = await eventually(
       () => job(id),
       (value) => {
         const seen = value && toStatusRecord(value).progress;
         if (seen) progress.push(`${seen.chunks_done}/${seen.chunks_total}`);
         return value?.status === 'completed' || value?.status === 'error';
       },
+      LONG_WAIT_MS,
     );
     return { ended, progress: [...new Set(progress)] };
   } finally {
@@ -211,9 +202,10 @@ describe('long audio fanned out across workers', () => {
     });
     children.push(child);
     // Killed once it cut the file and finished a chunk: it is in the middle of the next one.
-    const midway = await until(
+    const midway = await eventually(
       () => job(id),
       (value) => (value?.chunksDone?.length ?? 0) >= 1,
+      LONG_WAIT_MS,
     );
     expect(midway?.chunksTotal).toBeGreaterThan(1);
     const exited = new Promise((resolve) => child.once('exit', resolve));
