@@ -325,6 +325,11 @@ export interface components {
       error?: components['schemas']['JobErrorOutput'];
       id: string;
       language: string;
+      /** @description While a long job's chunks are transcribed: how many are done of how many. */
+      progress?: {
+        chunks_done: number;
+        chunks_total: number;
+      };
       punctuate: boolean;
       /** @description Only when status is completed. */
       results?: {
@@ -385,7 +390,7 @@ export interface components {
     };
     TranscriptResult: {
       audio_duration_ms: number;
-      /** @description What transcribed: sphinx or transcribe. */
+      /** @description What transcribed: sphinx or transcribe or whisper. */
       engine: string;
       notes?: string[];
       short_hand_notes?: string;

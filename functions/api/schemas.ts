@@ -130,6 +130,10 @@ export const statusRecordSchema = z
   .object({
     ...jobDataShape,
     error: jobError.optional().meta({ description: 'Only when status is error.' }),
+    progress: z
+      .object({ chunks_done: z.number().int().min(0), chunks_total: z.number().int().min(1) })
+      .optional()
+      .meta({ description: "While a long job's chunks are transcribed: how many are done of how many." }),
     results: z
       .object({ job_data: jobDataSchema, results: transcriptResultSchema })
       .optional()
