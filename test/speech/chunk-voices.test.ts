@@ -488,7 +488,8 @@ describe('diarization of a file cut into chunks, clustered once', () => {
 
   it('is no worse than the whole file on long audio in chunks of 60 and 30 s: a split’s recordings one after the other', async () => {
     expect(pieces.length).toBeGreaterThan(0);
-    for (const split of ['tuning', 'held-out'] as const) {
+    // The held-out recordings only: the tuning ones, measured once (closing note of the change), cost CI minutes.
+    for (const split of ['held-out'] as const) {
       const parts = pieces.filter((piece) => piece.split === split);
       // Speakers recur across recordings, and the references name them alike.
       const long = await concatenate(
