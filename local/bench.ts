@@ -12,7 +12,7 @@ import { parseJobOptions } from '#core/options';
 import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { runProcess } from '#speech/process';
 import { parseSphinxOutput, SphinxRecognizer, TUNED_SETTINGS } from '#speech/sphinx';
-import { wordErrorRate } from './evaluation/metrics.ts';
+import { percentile, wordErrorRate } from './evaluation/metrics.ts';
 import { readLocalSettings } from './settings.ts';
 
 const usage = `Usage: npm run bench -- [--minutes 3,10,15,60] [--scaling 60] [--accuracy 15] [--samples DIR]
@@ -281,11 +281,6 @@ async function runDirect(recording: Recording): Promise<{ seconds: number; wer: 
     .map((word) => word.text)
     .join(' ');
   return { seconds, wer: wordErrorRate(recording.reference, transcript) };
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
 }
 
 /** Longest-processing-time-first list scheduling: when the last of `costs` ends on `workers` workers. */

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ENV } from '#commons/contract';
+import { percentile } from './evaluation/metrics.ts';
 import { readLocalSettings } from './settings.ts';
 
 const usage = `Usage: npm run soak -- [--jobs N] [--concurrency C] [--samples DIR] [--url URL --key KEY] [--minutes M]
@@ -40,12 +41,6 @@ const status = z.object({
   error: z.object({ code: z.string() }).optional(),
 });
 const list = z.object({ jobs: z.array(z.object({ id: z.string() })), next_cursor: z.string().nullable() });
-
-function percentile(samples: number[], p: number): number {
-  if (samples.length === 0) return 0;
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
-}
 
 async function main(): Promise<number> {
   let service: { url: string; apiKey: string; stop(): Promise<void> };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
+import pLimit from 'p-limit';
 import { z } from 'zod';
 import {
   ASYNC_CHECK_INTERVAL_SECONDS,
@@ -440,18 +441,12 @@ async function assembleChunks(
 ): Promise<ProcessOutcome> {
   const manifest = await readManifest(deps, job);
   const { plan } = manifest;
-  const results: unknown[] = [];
-  for (let first = 0; first < plan.chunks; first += STORE_CALLS_AT_ONCE) {
-    const indexes = Array.from(
-      { length: Math.min(STORE_CALLS_AT_ONCE, plan.chunks - first) },
-      (_, i) => first + i,
-    );
-    results.push(
-      ...(await Promise.all(
-        indexes.map((index) => deps.media.readJson(workKey(job.tenantId, job.id, chunkResultFile(index)))),
-      )),
-    );
-  }
+  const limit = pLimit(STORE_CALLS_AT_ONCE);
+  const results = await Promise.all(
+    Array.from({ length: plan.chunks }, (_, index) =>
+      limit(() => deps.media.readJson(workKey(job.tenantId, job.id, chunkResultFile(index)))),
+    ),
+  );
   const outcome = await finish(
     deps,
     job,
@@ -479,13 +474,10 @@ function workFiles(manifest: ChunkManifest): string[] {
 
 /** Best effort, a few at a time: the bucket's lifecycle rule removes what is left behind. */
 async function removeWorkFiles(deps: ProcessDeps, job: Job, names: string[]): Promise<void> {
-  for (let first = 0; first < names.length; first += STORE_CALLS_AT_ONCE) {
-    await Promise.allSettled(
-      names
-        .slice(first, first + STORE_CALLS_AT_ONCE)
-        .map((name) => deps.media.delete(workKey(job.tenantId, job.id, name))),
-    );
-  }
+  const limit = pLimit(STORE_CALLS_AT_ONCE);
+  await Promise.allSettled(
+    names.map((name) => limit(() => deps.media.delete(workKey(job.tenantId, job.id, name)))),
+  );
 }
 
 /**

@@ -19,6 +19,12 @@ export function normalizeWords(text: string, options: { keepCase?: boolean } = {
     .filter(Boolean);
 }
 
+/** The p-th percentile (nearest rank) of `samples`; 0 when there are none. */
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
+
 /** Word error rate: (substitutions + deletions + insertions) / reference words. */
 export function wordErrorRate(
   reference: string,
