@@ -28,9 +28,19 @@ type Resources = Record<string, { Type: string; Properties: Record<string, unkno
 /** A synthesis bundles every function with esbuild: tens of seconds on a busy machine. */
 const SYNTH_TIMEOUT_MS = 240_000;
 
-function synthesize(context: Record<string, string> = {}) {
+/**
+ * An app writing to a fresh directory. Bundling every function takes most of a synthesis, so only the main
+ * template below bundles (proving that bundling works); the variants skip it through the CDK's own switch
+ * (`aws:cdk:bundling-stacks`, as `cdk synth --exclusively` uses), which leaves every resource in place.
+ */
+function newApp(context: Record<string, unknown> = {}, bundle = false) {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-  const { app, stack } = buildApp(new App({ outdir, context }));
+  const bundling = bundle ? {} : { 'aws:cdk:bundling-stacks': [] };
+  return { ...buildApp(new App({ outdir, context: { ...bundling, ...context } })), outdir };
+}
+
+function synthesize(context: Record<string, string> = {}, bundle = false) {
+  const { app, stack, outdir } = newApp(context, bundle);
   // Runs the cdk-nag AwsSolutions checks: throws on any finding that is not acknowledged.
   app.synth();
   return { stack, template: Template.fromStack(stack), outdir };
@@ -40,7 +50,7 @@ let template: Template;
 let resources: Resources;
 
 beforeAll(() => {
-  ({ template } = synthesize({ workerConcurrency: '7' }));
+  ({ template } = synthesize({ workerConcurrency: '7' }, true));
   resources = template.toJSON().Resources;
 }, SYNTH_TIMEOUT_MS);
 
@@ -440,8 +450,7 @@ describe('Amazon Transcribe and Bedrock grants', () => {
   });
 
   it('acknowledges the "*" resource to cdk-nag on the worker alone: another function granted "*" fails synthesis', () => {
-    const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-    const { app, stack } = buildApp(new App({ outdir }));
+    const { app, stack } = newApp();
     stack.api.functions.status.addToRolePolicy(
       new PolicyStatement({ actions: ['transcribe:StartTranscriptionJob'], resources: ['*'] }),
     );
@@ -641,8 +650,7 @@ describe('cdk-nag AwsSolutions', () => {
   it(
     'fails the synthesis for a finding nobody acknowledged',
     () => {
-      const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-      const { app, stack } = buildApp(new App({ outdir }));
+      const { app, stack } = newApp();
       new Bucket(stack, 'UnloggedBucket');
       expect(() => app.synth()).toThrow(/AwsSolutions-S1\b/);
     },
