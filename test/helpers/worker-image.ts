@@ -1,8 +1,18 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { WORKER_IMAGE } from '#worker/image-settings';
 
@@ -46,21 +56,63 @@ function runPhase(phase: 'packages' | 'bundle', taskRoot: string, log: string): 
   }
 }
 
+/** Where the packages phase for the current inputs lives, and the markers of a build in the background. */
+function packagesFolder() {
+  const folder = join(CACHE, `packages-${packagesKey()}`);
+  return { folder, complete: join(folder, '.complete'), building: `${folder}.building` };
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Starts the packages phase in the background (from the run's global setup): it compiles for minutes on
+ * one core while the tests, which run one file at a time, use the other. Returns what stops it (at the
+ * end of the run) if it is still going. Nothing starts when the cache is complete already.
+ */
+export function startWorkerPackagesBuild(): () => void {
+  const { folder, complete, building } = packagesFolder();
+  if (existsSync(complete)) return () => {};
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(CACHE, { recursive: true });
+  const log = openSync(join(CACHE, 'packages.log'), 'w');
+  const builder = spawn(TSX, [BUILD_SCRIPT, 'packages', folder], { cwd: ROOT, stdio: ['ignore', log, log] });
+  writeFileSync(building, String(builder.pid));
+  builder.once('exit', (code) => {
+    if (code === 0) writeFileSync(complete, new Date().toISOString());
+    rmSync(building, { force: true });
+  });
+  return () => {
+    if (builder.exitCode === null) builder.kill('SIGTERM');
+  };
+}
+
 /**
  * A task root built by the image's build script into a temporary folder: the packages phase (the
- * runtime client compiles for minutes) comes from the clone's cache when its inputs have not changed;
- * the handler is bundled afresh every time.
+ * runtime client compiles for minutes) comes from the clone's cache when its inputs have not changed,
+ * or from the build the global setup started in the background; the handler is bundled afresh every time.
  */
-export function buildWorkerTaskRoot(): string {
-  const cached = join(CACHE, `packages-${packagesKey()}`);
-  if (!existsSync(join(cached, '.complete'))) {
-    rmSync(cached, { recursive: true, force: true });
+export async function buildWorkerTaskRoot(): Promise<string> {
+  const { folder, complete, building } = packagesFolder();
+  for (;;) {
+    const pid = existsSync(building) ? Number(readFileSync(building, 'utf8')) : 0;
+    if (existsSync(complete) || !pid || !isAlive(pid)) break;
+    await sleep(1000);
+  }
+  if (!existsSync(complete)) {
+    rmSync(folder, { recursive: true, force: true });
     mkdirSync(CACHE, { recursive: true });
-    runPhase('packages', cached, join(CACHE, 'packages.log'));
-    writeFileSync(join(cached, '.complete'), new Date().toISOString());
+    runPhase('packages', folder, join(CACHE, 'packages.log'));
+    writeFileSync(complete, new Date().toISOString());
   }
   const taskRoot = join(mkdtempSync(join(tmpdir(), 'worker-image-')), 'task');
-  cpSync(cached, taskRoot, { recursive: true, verbatimSymlinks: true });
+  cpSync(folder, taskRoot, { recursive: true, verbatimSymlinks: true });
   runPhase('bundle', taskRoot, join(CACHE, 'bundle.log'));
   return taskRoot;
 }

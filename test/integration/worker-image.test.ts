@@ -36,7 +36,7 @@ let runtimeOutput = '';
 const utterance = findSample((sample) => sample.kind === 'utterance' && (sample.duration_s ?? 0) > 3);
 
 beforeAll(async () => {
-  taskRoot = buildWorkerTaskRoot();
+  taskRoot = await buildWorkerTaskRoot();
   nodeBin = imageNodeBinDir();
   queues = await useFreshResources();
   runtimeApi = await startLambdaRuntimeApi();
