@@ -43,8 +43,14 @@ function readOptions(form: HTMLFormElement): JobOptions {
 async function submitFile(
   file: File,
   options: JobOptions,
-  settings: { maxDirectUploadBytes: number; idempotencyKey: string },
+  settings: {
+    maxDirectUploadBytes: number;
+    idempotencyKey: string;
+    /** A file this submission already uploaded (an earlier press whose submission failed). */
+    uploadedRef?: string;
+  },
   onProgress: (progress: Progress) => void,
+  onUploaded: (audioRef: string) => void,
 ): Promise<SubmissionRecord> {
   const idempotency = { [IDEMPOTENCY_HEADER]: settings.idempotencyKey };
   if (uploadVia(file.size, settings.maxDirectUploadBytes) === 'direct') {
@@ -61,7 +67,25 @@ async function submitFile(
     );
     return JSON.parse(answer) as SubmissionRecord;
   }
-  // The same key names the ticket and the submission: a second press after a lost answer repeats both.
+  // Never PUT again a file already uploaded for this submission: it may be a job's audio by now, and a
+  // new PUT would tag it pending again (the bucket expires pending uploads after a day).
+  const audioRef = settings.uploadedRef ?? (await uploadFile(file, idempotency, onProgress));
+  onUploaded(audioRef);
+  const form = optionsForm(options);
+  form.append('audio_ref', audioRef);
+  return requestJson<SubmissionRecord>(
+    'v1-beta/transcript',
+    {},
+    { method: 'POST', body: form, headers: idempotency },
+  );
+}
+
+/** A presigned upload of the file (the same key names the ticket and the submission); its reference. */
+async function uploadFile(
+  file: File,
+  idempotency: Record<string, string>,
+  onProgress: (progress: Progress) => void,
+): Promise<string> {
   const ticket = await requestJson<UploadTicket>(
     'v1-beta/upload',
     {},
@@ -78,13 +102,7 @@ async function submitFile(
   await sendWithProgress(ticket.method, ticket.upload_url, file, headers, (sent, total) =>
     onProgress({ via: 'presigned', sent, total }),
   );
-  const form = optionsForm(options);
-  form.append('audio_ref', ticket.audio_ref);
-  return requestJson<SubmissionRecord>(
-    'v1-beta/transcript',
-    {},
-    { method: 'POST', body: form, headers: idempotency },
-  );
+  return ticket.audio_ref;
 }
 
 function describeProgress({ via, sent, total }: Progress): string {
@@ -115,6 +133,7 @@ export function setUpNewJobForm(
   const maxUploadBytes = Number(form.dataset.maxUploadBytes);
   // One key per submission as filled in: pressing again after a failure cannot make a second job.
   let idempotencyKey = crypto.randomUUID();
+  let uploadedRef: string | undefined;
 
   const showChosen = () => {
     const file = input.files?.[0];
@@ -122,6 +141,7 @@ export function setUpNewJobForm(
   };
   const changed = () => {
     idempotencyKey = crypto.randomUUID();
+    uploadedRef = undefined;
     speakers.disabled = !diarization.checked;
     error.textContent = '';
   };
@@ -158,19 +178,21 @@ export function setUpNewJobForm(
     form.setAttribute('aria-busy', 'true');
     progress.hidden = false;
     progress.value = 0;
-    let last: Progress | undefined;
     try {
       const job = await submitFile(
         file,
         readOptions(form),
-        { maxDirectUploadBytes, idempotencyKey },
+        { maxDirectUploadBytes, idempotencyKey, ...(uploadedRef ? { uploadedRef } : {}) },
         (report) => {
-          last = report;
           progress.value = report.total > 0 ? report.sent / report.total : 1;
           status.textContent = describeProgress(report);
         },
+        (audioRef) => {
+          uploadedRef = audioRef;
+        },
       );
-      const how = last?.via === 'presigned' ? 'by presigned upload' : 'with the form';
+      const how =
+        uploadVia(file.size, maxDirectUploadBytes) === 'presigned' ? 'by presigned upload' : 'with the form';
       status.textContent = `Uploaded ${formatBytes(file.size)} ${how}: job ${job.id} is ${job.status}.`;
       form.reset();
       showChosen();

@@ -68,6 +68,8 @@ export function createPlayer(jobId: string, result: TranscriptResult): Player {
     speed.append(option);
   }
   speed.addEventListener('change', () => {
+    // The default too: a new URL (a renewal) loads the element again, which resets the rate to it.
+    audio.defaultPlaybackRate = Number(speed.value);
     audio.playbackRate = Number(speed.value);
   });
   const follow = make('input', { id: 'follow' });
@@ -168,7 +170,8 @@ export function createPlayer(jobId: string, result: TranscriptResult): Player {
       current = index;
     }
     const word = buttons[index];
-    if (word && follow.checked && (reveal === 'always' || (reveal === 'on-change' && moved))) keepInView(word);
+    if (word && follow.checked && (reveal === 'always' || (reveal === 'on-change' && moved)))
+      keepInView(word);
   }
 
   /** Scrolls the word into view when it is not; a glide unless the reader asked for less motion. */
