@@ -9,7 +9,7 @@ export interface paths {
     };
     /**
      * Web console
-     * @description A page that lists and shows the jobs of the API key pasted into it. It holds no data.
+     * @description A page that lists, shows, plays, submits and deletes the jobs of the API key pasted into it. It holds no data.
      */
     get: operations['console'];
     put?: never;
@@ -79,6 +79,26 @@ export interface paths {
      * @description Removes the audio, the result and any engine output, and the job record's content (a tombstone with the id, the account and the deletion time stays). From then on the job is a 404 on every route. Idempotent: deleting again answers the same record. A job being transcribed is never completed afterwards.
      */
     delete: operations['delete'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1-beta/transcript/audio': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a job's audio
+     * @description A presigned URL that GETs the job's audio as it was submitted, valid 600 seconds (ask again for a new one); it takes `Range` requests, so a player can seek. The bucket is never public. A deleted job, one past its retention, another account's job, and audio that is not stored (an `audio_url` not fetched yet, or that failed) are a 404.
+     */
+    get: operations['audio'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -189,6 +209,16 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    /** @description Where to read a job's audio, for a short time. */
+    AudioDownload: {
+      /** @description A presigned GET of the audio (it takes Range requests), until `expires_at`. */
+      download_url: string;
+      /**
+       * @description ISO 8601 UTC with milliseconds.
+       * @example 2026-11-21T06:11:47.088Z
+       */
+      expires_at: string;
+    };
     DeletionRecord: {
       /**
        * @description ISO 8601 UTC with milliseconds.
@@ -655,6 +685,65 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['DeletionRecord'];
+        };
+      };
+      /** @description Invalid request: unknown or repeated query parameters, malformed values. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No API key, or one that is not valid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such job for this account (or no such route). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  audio: {
+    parameters: {
+      query: {
+        /** @description The job id from the submission. */
+        id: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Where to read the audio. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AudioDownload'];
         };
       };
       /** @description Invalid request: unknown or repeated query parameters, malformed values. */

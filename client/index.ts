@@ -6,6 +6,9 @@ import createFetchClient, { type Client } from 'openapi-fetch';
 import { Webhook } from 'standardwebhooks';
 import { API_KEY_PARAMETER, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
 import type { components, operations, paths } from './api-types.ts';
+import { type JobOptions, optionsForm, uploadVia } from './submission.ts';
+
+export type { JobOptions } from './submission.ts';
 
 /**
  * A typed client of the transcription API. Every route's parameters and answers are the types
@@ -25,29 +28,6 @@ export type ApiErrorBody = components['schemas']['Error'];
 export type JobStatus = StatusRecord['status'];
 export type ExportFormat = operations['export']['parameters']['query']['format'];
 export type ListQuery = NonNullable<operations['list']['parameters']['query']>;
-
-type SubmitForm = operations['submit']['requestBody']['content']['multipart/form-data'];
-type OptionField = Exclude<keyof SubmitForm, 'audio' | 'audio_ref' | 'audio_url'>;
-
-/** A job's options, typed; sent as the form's string parts. */
-export interface JobOptions {
-  dual_channel?: boolean;
-  punctuate?: boolean;
-  speaker_diarization?: boolean;
-  tldr?: boolean;
-  short_hand_notes?: boolean;
-  language?: string;
-  webhook_url?: string;
-  custom?: string;
-  speakers_expected?: number;
-  retention_days?: number;
-}
-
-// Every option part of the document is one of JobOptions and the other way round: a new option in the
-// document that the client does not know, or an option the document dropped, fails the type check.
-type Missing = Exclude<OptionField, keyof JobOptions> | Exclude<keyof JobOptions, OptionField>;
-const everyOptionKnown: [Missing] extends [never] ? true : Missing = true;
-void everyOptionKnown;
 
 export interface UploadProgress {
   /** `direct`: the file inside the submission's form; `presigned`: a PUT to the upload URL. */
@@ -113,8 +93,6 @@ export class WaitTimeout extends Error {
 const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
 /** Bytes read from a file per chunk of a streamed body, and so the step of the progress reports. */
 const CHUNK_BYTES = 256 * 1024;
-/** Room in a direct submission for the form's other parts and its boundaries. */
-const FORM_OVERHEAD_BYTES = 16 * 1024;
 
 export class TranscriptionClient {
   private readonly api: Client<paths>;
@@ -152,7 +130,7 @@ export class TranscriptionClient {
     }
     const file = await openAsBlob(path);
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    if (file.size + FORM_OVERHEAD_BYTES <= MAX_DIRECT_UPLOAD_BYTES) {
+    if (uploadVia(file.size, MAX_DIRECT_UPLOAD_BYTES) === 'direct') {
       const form = optionsForm(options);
       form.append('audio', new File([file], basename(path)));
       // The form as it goes on the wire: its length is known, and it is sent in chunks that are counted.
@@ -336,26 +314,6 @@ export function verifyWebhook(
     }
   }
   throw failure;
-}
-
-function optionsForm(options: JobOptions): FormData {
-  const form = new FormData();
-  const fields: Record<keyof JobOptions, unknown> = {
-    dual_channel: options.dual_channel,
-    punctuate: options.punctuate,
-    speaker_diarization: options.speaker_diarization,
-    tldr: options.tldr,
-    short_hand_notes: options.short_hand_notes,
-    language: options.language,
-    webhook_url: options.webhook_url,
-    custom: options.custom,
-    speakers_expected: options.speakers_expected,
-    retention_days: options.retention_days,
-  };
-  for (const [name, value] of Object.entries(fields)) {
-    if (value !== undefined) form.append(name, String(value));
-  }
-  return form;
 }
 
 function withPart(form: FormData, name: 'audio_ref' | 'audio_url', value: string): FormData {

@@ -1,5 +1,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { handler as audio } from '#api/audio';
 import { handler as authorizer } from '#api/authorizer';
 import { handler as consolePage } from '#api/console';
 import { handler as deleteJob } from '#api/delete';
@@ -33,6 +34,7 @@ const handlers: Record<ApiHandlerName, ProxyHandler> = {
   upload,
   status,
   export: exportTranscript,
+  audio,
   delete: deleteJob,
   list,
   console: consolePage,

@@ -215,6 +215,18 @@ export class Api extends Construct {
       'transcription-export',
     );
 
+    // A presigned GET acts with its signer's permissions: reading a job's audio, which a submission put
+    // under audio/ (a file in the form, or fetched from its audio_url) or uploads/ (a presigned upload).
+    const audio = new ServiceFunction(this, 'Audio', {
+      entry: 'functions/api/audio.ts',
+      description: 'GET /v1-beta/transcript/audio',
+      serviceName: 'transcription-audio',
+      timeout: Duration.seconds(10),
+      memorySize: 256,
+    });
+    bindTable(audio, ENV.jobsTable, jobsTable, ['dynamodb:GetItem']);
+    bindBucket(audio, ENV.mediaBucket, mediaBucket, { audio: ['s3:GetObject'], uploads: ['s3:GetObject'] });
+
     const list = new ServiceFunction(this, 'List', {
       entry: 'functions/api/list.ts',
       description: 'GET /v1-beta/transcripts',
@@ -231,6 +243,8 @@ export class Api extends Construct {
       timeout: Duration.seconds(5),
       memorySize: 256,
     });
+    // No access to the bucket: its name, for the origin the page's content security policy allows.
+    bindBucket(consolePage, ENV.mediaBucket, mediaBucket, {});
 
     // The OpenAPI document and its reference page: static, no data.
     const staticPage = (id: string, entry: string, description: string, serviceName: string) =>
@@ -267,6 +281,7 @@ export class Api extends Construct {
       upload,
       status,
       export: exportFunction,
+      audio,
       delete: deleteFunction,
       list,
       console: consolePage,

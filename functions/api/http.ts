@@ -43,15 +43,16 @@ export function replayedResponse(body: unknown): HttpResult {
 
 /**
  * A page of the service (console, API reference): its inline script and style are allowed by a nonce
- * made for this response, and nothing else is (see contentSecurityPolicy).
+ * made for this response, and nothing else is (see contentSecurityPolicy), but for the media bucket's
+ * presigned URLs on a page that plays and uploads audio.
  */
-export function pageResponse(render: (nonce: string) => string): HttpResult {
+export function pageResponse(render: (nonce: string) => string, mediaOrigin?: string): HttpResult {
   const nonce = randomBytes(16).toString('base64');
   return {
     statusCode: 200,
     headers: {
       'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': contentSecurityPolicy(nonce),
+      'content-security-policy': contentSecurityPolicy(nonce, mediaOrigin),
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-store',

@@ -1,5 +1,6 @@
 import { createDocument } from 'zod-openapi';
 import { API_ROUTES, type ApiHandlerName } from '#commons/contract';
+import { operation as audio } from './audio.ts';
 import { operation as consolePage } from './console.ts';
 import { operation as deleteJob } from './delete.ts';
 import { operation as exportTranscript } from './export.ts';
@@ -18,7 +19,7 @@ import { operation as submit } from './submit.ts';
 import { operation as upload } from './upload.ts';
 
 /** The version of the API the document describes. */
-export const API_VERSION = '1.1.0';
+export const API_VERSION = '1.2.0';
 
 /** Each route's operation, written beside its handler; a new route does not build without its own. */
 const OPERATIONS: Record<ApiHandlerName, RouteOperation> = {
@@ -26,6 +27,7 @@ const OPERATIONS: Record<ApiHandlerName, RouteOperation> = {
   upload,
   status,
   export: exportTranscript,
+  audio,
   delete: deleteJob,
   list,
   console: consolePage,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import { API_KEY_PARAMETER, ENGINES } from '#commons/contract';
+import type { AudioDownload } from '#core/audio-download';
 import type { DeletionRecord } from '#core/delete-job';
 import { JOB_ERROR_CODES, REQUEST_ERROR_CODES } from '#core/errors';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from '#core/idempotency';
@@ -174,6 +175,15 @@ export const uploadTicketSchema = z
   })
   .meta({ id: 'UploadTicket', description: 'A presigned upload for a file over the direct-upload limit.' });
 
+export const audioDownloadSchema = z
+  .object({
+    download_url: z
+      .string()
+      .meta({ description: 'A presigned GET of the audio (it takes Range requests), until `expires_at`.' }),
+    expires_at: timestamp,
+  })
+  .meta({ id: 'AudioDownload', description: "Where to read a job's audio, for a short time." });
+
 export const webhookEventSchema = z
   .object({
     type: z.enum(['transcript.completed', 'transcript.failed']),
@@ -252,6 +262,7 @@ const typesMatch = {
   result: true satisfies Same<z.infer<typeof transcriptResultSchema>, TranscriptResult>,
   deletion: true satisfies Same<z.infer<typeof deletionRecordSchema>, DeletionRecord>,
   upload: true satisfies Same<z.infer<typeof uploadTicketSchema>, UploadTicket>,
+  audio: true satisfies Same<z.infer<typeof audioDownloadSchema>, AudioDownload>,
   webhook: true satisfies Same<z.infer<typeof webhookEventSchema>, WebhookEvent>,
 };
 void typesMatch;

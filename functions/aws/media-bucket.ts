@@ -14,6 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { MEDIA_PREFIXES } from '#commons/contract';
 import type { MediaStore, StoredAudio } from '#core/ports';
 import type { TranscriptResult } from '#core/result';
 
@@ -150,6 +151,15 @@ export class S3MediaStore implements MediaStore {
     return getSignedUrl(this.presigner, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
       expiresIn: expiresInSeconds,
     });
+  }
+
+  /**
+   * The origin (scheme, host, port) of the URLs this store presigns, for a page's content security
+   * policy. The SDK's endpoint rules make it (virtual-hosted or path style, the partition's domain, a
+   * local endpoint), so it is read off a presigned URL rather than written out a second time.
+   */
+  async presignedOrigin(): Promise<string> {
+    return new URL(await this.presignDownload(`${MEDIA_PREFIXES.audio}origin`, 60)).origin;
   }
 
   async putResult(key: string, result: TranscriptResult): Promise<void> {

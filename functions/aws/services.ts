@@ -26,6 +26,8 @@ export interface Services {
    */
   finishingJobs: JobStore;
   media: MediaStore;
+  /** The origin of the media bucket's presigned URLs (uploads and audio), for the console's policy. */
+  mediaOrigin: () => Promise<string>;
   queue: SqsJobQueue;
   webhooks: SqsWebhookQueue;
   apiKeys: ApiKeyStore;
@@ -43,13 +45,27 @@ export function awsServices(): Services {
     const sqs = createSqsClient(config);
     const jobs = new DynamoJobStore(documents, config.jobsTable);
     const webhooks = new SqsWebhookQueue(sqs, config.webhookQueueUrl);
+    const media = new S3MediaStore(
+      createS3Client(config),
+      config.mediaBucket,
+      createPresigningS3Client(config),
+    );
+    let mediaOrigin: Promise<string> | undefined;
     services = {
       config,
       jobs,
       finishingJobs: queueWebhooksOnFinish(jobs, webhooks, (error, jobId) =>
         logger.error('The webhook of a finished job could not be queued', { jobId, error }),
       ),
-      media: new S3MediaStore(createS3Client(config), config.mediaBucket, createPresigningS3Client(config)),
+      media,
+      mediaOrigin: () => {
+        // A failure is not kept: the next request asks again.
+        mediaOrigin ??= media.presignedOrigin().catch((error: unknown) => {
+          mediaOrigin = undefined;
+          throw error;
+        });
+        return mediaOrigin;
+      },
       queue: new SqsJobQueue(sqs, config.jobsQueueUrl),
       webhooks,
       apiKeys: new DynamoApiKeyStore(documents, config.apiKeysTable),

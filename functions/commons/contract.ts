@@ -28,6 +28,12 @@ export const UPLOAD_URL_EXPIRY_SECONDS = 900;
 export const UPLOAD_REF_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
+ * A job's audio is read (played in the console) through a presigned GET valid this long; a player that
+ * outlives it asks for a new one.
+ */
+export const AUDIO_DOWNLOAD_URL_EXPIRY_SECONDS = 600;
+
+/**
  * Uploads carry a tag, signed into their URL: pending until a submission uses them, when it becomes
  * submitted. The bucket's lifecycle expires pending uploads after a day and submitted ones with the job.
  */
@@ -331,6 +337,7 @@ export const API_ROUTES = [
   { method: 'POST', path: '/v1-beta/upload', handler: 'upload', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/status', handler: 'status', authorized: true },
   { method: 'GET', path: '/v1-beta/transcript/export', handler: 'export', authorized: true },
+  { method: 'GET', path: '/v1-beta/transcript/audio', handler: 'audio', authorized: true },
   { method: 'DELETE', path: '/v1-beta/transcript', handler: 'delete', authorized: true },
   { method: 'GET', path: '/v1-beta/transcripts', handler: 'list', authorized: true },
   // The page holds no data; the data routes it calls are behind the authorizer.

@@ -1,13 +1,16 @@
 /**
- * The web console: a tenant's jobs of the last 90 days and their transcripts. Runs in the browser,
- * bundled by esbuild into the page that GET /console serves. It talks only to this API, with the key
- * kept in sessionStorage and sent in request URLs, never in the page's own address. Every text that
- * comes from the API is set with textContent.
+ * The web console: a tenant's jobs of the last 90 days, each with its transcript to read while its
+ * audio plays; sending a file; deleting a job. Runs in the browser, bundled by esbuild into the page
+ * that GET /console serves. It talks only to this API and to the media bucket's presigned URLs, with
+ * the key kept in sessionStorage (api.ts). Every text that comes from the API is set with textContent.
  */
 import type { JobSummary, StatusRecord } from '#core/job';
-import { groupTurns, type TranscriptResult } from '#core/result';
+import type { TranscriptResult } from '#core/result';
+import { ApiFailure, apiKey, forgetKey, rememberKey, request, requestJson } from './api.ts';
+import { button, element, formatDuration, make } from './dom.ts';
+import { setUpNewJobForm } from './new-job.ts';
+import { createPlayer, type Player } from './player.ts';
 
-const KEY_STORAGE = 'transcription-console.api-key';
 const REFRESH_MS = 3000;
 const PAGE_SIZE = 25;
 const ACTIVE = new Set(['queued', 'processing']);
@@ -17,16 +20,6 @@ interface JobList {
   next_cursor: string | null;
 }
 
-class ApiFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 const state = {
   jobs: [] as JobSummary[],
   cursor: null as string | null,
@@ -34,64 +27,10 @@ const state = {
   query: '',
   refreshTimer: 0,
   detailTimer: 0,
+  /** The job whose result is on screen, so that a refresh of its facts leaves the player playing. */
+  shownResult: '',
+  player: undefined as Player | undefined,
 };
-
-const element = <T extends HTMLElement>(id: string): T => {
-  const found = document.getElementById(id);
-  if (!found) throw new Error(`#${id} is missing`);
-  return found as T;
-};
-
-function make<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  properties: Partial<{ text: string; className: string; title: string }> = {},
-  children: (Node | string)[] = [],
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (properties.text !== undefined) node.textContent = properties.text;
-  if (properties.className) node.className = properties.className;
-  if (properties.title) node.title = properties.title;
-  node.append(...children);
-  return node;
-}
-
-function apiKey(): string | null {
-  return sessionStorage.getItem(KEY_STORAGE);
-}
-
-/** A request to the API beside this page (the stage prefix, if any, comes from the page's address). */
-async function request(path: string, parameters: Record<string, string>): Promise<Response> {
-  const url = new URL(path, document.baseURI);
-  for (const [name, value] of Object.entries(parameters)) if (value) url.searchParams.set(name, value);
-  url.searchParams.set('x-api-key', apiKey() ?? '');
-  const response = await fetch(url, { headers: { accept: 'application/json' } });
-  if (!response.ok) {
-    const body = await response.json().catch(() => ({}));
-    throw new ApiFailure(
-      response.status,
-      body?.error?.code ?? 'error',
-      body?.error?.message ?? response.statusText,
-    );
-  }
-  return response;
-}
-
-async function requestJson<T>(path: string, parameters: Record<string, string>): Promise<T> {
-  return (await request(path, parameters)).json() as Promise<T>;
-}
-
-function formatDuration(ms: number | undefined): string {
-  if (ms === undefined) return '—';
-  const seconds = Math.round(ms / 1000);
-  const hours = Math.floor(seconds / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  const rest = String(seconds % 60).padStart(2, '0');
-  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${rest}` : `${minutes}:${rest}`;
-}
-
-function formatTime(ms: number): string {
-  return `${(ms / 1000).toFixed(2)} s`;
-}
 
 function optionsOf(job: JobSummary): string {
   const flags: [boolean, string][] = [
@@ -110,16 +49,26 @@ function statusBadge(status: string): HTMLElement {
 
 // ---- views -------------------------------------------------------------------------------------
 
-function show(view: 'key' | 'list' | 'detail'): void {
-  element('key-view').hidden = view !== 'key';
-  element('list-view').hidden = view !== 'list';
-  element('detail-view').hidden = view !== 'detail';
-  element('forget-key').hidden = view === 'key';
+type View = 'key' | 'list' | 'new' | 'detail';
+
+function show(view: View): void {
+  for (const name of ['key', 'list', 'new', 'detail'] as const)
+    element(`${name}-view`).hidden = view !== name;
+  element('nav').hidden = view === 'key';
+  if (view !== 'list') element('list-notice').textContent = '';
+  if (view !== 'detail') closeResult();
+}
+
+function closeResult(): void {
+  state.player?.destroy();
+  state.player = undefined;
+  state.shownResult = '';
+  element('detail-result').replaceChildren();
 }
 
 function showKeyForm(message = ''): void {
   stopTimers();
-  sessionStorage.removeItem(KEY_STORAGE);
+  forgetKey();
   element('key-error').textContent = message;
   show('key');
   element<HTMLInputElement>('api-key').focus();
@@ -192,17 +141,22 @@ async function openJob(id: string): Promise<void> {
   stopTimers();
   show('detail');
   element('detail-title').textContent = `Job ${id}`;
-  const body = element('detail-body');
+  const summary = element('detail-summary');
   try {
     const record = await requestJson<StatusRecord>('v1-beta/transcript/status', { id });
     renderDetail(record);
     const delivering = record.webhook_status === 'pending' || record.webhook_status === 'retrying';
-    if (ACTIVE.has(record.status) || delivering) {
+    if (ACTIVE.has(record.status) || delivering || (record.webhook_url && !record.webhook_status)) {
       state.detailTimer = window.setTimeout(() => openJob(id), REFRESH_MS);
     }
   } catch (error) {
-    body.replaceChildren();
-    handleFailure(error, body);
+    summary.replaceChildren();
+    closeResult();
+    if (error instanceof ApiFailure && error.status === 404) {
+      summary.textContent = `There is no job ${id} for this key: it was deleted, has expired, or belongs to another account.`;
+      return;
+    }
+    handleFailure(error, summary);
   }
 }
 
@@ -223,30 +177,38 @@ function renderDetail(record: StatusRecord): void {
     ],
     ['Custom', record.custom || '—'],
   ];
+  if (record.progress) {
+    const bar = make('progress');
+    bar.max = record.progress.chunks_total;
+    bar.value = record.progress.chunks_done;
+    bar.setAttribute('aria-label', 'Transcription progress');
+    const { chunks_done, chunks_total } = record.progress;
+    facts.push(['Progress', make('span', {}, [bar, ` ${chunks_done} of ${chunks_total} parts transcribed`])]);
+  }
   const result = record.results?.results;
   if (result) facts.push(['Duration', formatDuration(result.audio_duration_ms)], ['Engine', result.engine]);
-  if (record.webhook_status) facts.push(['Webhook', webhookDelivery(record)]);
+  if (record.webhook_url) facts.push(['Webhook', webhookDelivery(record)]);
   const list = make('dl', { className: 'facts' });
   for (const [term, value] of facts) list.append(make('dt', { text: term }), make('dd', {}, [value]));
 
-  const parts: Node[] = [list];
+  const parts: Node[] = [list, make('div', { className: 'actions' }, [deleteButton(record.id)])];
   if (record.error) {
-    parts.push(
-      make('div', { className: 'job-error' }, [
-        make('strong', { text: record.error.code }),
-        ` ${record.error.message}`,
-      ]),
-    );
-    element('detail-body').setAttribute('role', 'alert');
+    const failure = make('div', { className: 'job-error' }, [
+      make('strong', { text: record.error.code }),
+      ` ${record.error.message}`,
+    ]);
+    failure.setAttribute('role', 'alert');
+    parts.push(failure);
   }
-  if (result) parts.push(...resultSections(record.id, result));
-  else if (!record.error)
+  if (!result && !record.error)
     parts.push(make('p', { text: 'The transcript appears here when the job is completed.' }));
-  element('detail-body').replaceChildren(...parts);
+  element('detail-summary').replaceChildren(...parts);
+  if (result && state.shownResult !== record.id) showResult(record.id, result);
 }
 
-/** How the job's webhook went: its state, the attempts, the receiver's last answer or why it got none. */
+/** Where the job's webhook goes and how its delivery went: its state, attempts, the last answer or why none. */
 function webhookDelivery(record: StatusRecord): string {
+  if (!record.webhook_status) return `${record.webhook_url} — sent when the job ends`;
   const attempts = record.webhook_attempts ?? 0;
   const details = [
     `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`,
@@ -256,19 +218,19 @@ function webhookDelivery(record: StatusRecord): string {
   return `${record.webhook_status} (${details.join(', ')})${why}`;
 }
 
-function resultSections(id: string, result: TranscriptResult): Node[] {
-  const sections: Node[] = [];
+function showResult(id: string, result: TranscriptResult): void {
+  closeResult();
+  state.shownResult = id;
+  const player = createPlayer(id, result);
+  state.player = player;
+  const sections: Node[] = [player.sections[0] as Node];
   const downloads = make('div', { className: 'downloads' }, [make('h3', { text: 'Download' })]);
   for (const format of ['json', 'txt', 'srt', 'vtt'] as const) {
-    const button = make('button', {
-      text: format.toUpperCase(),
-      title: `Download the transcript as ${format.toUpperCase()}`,
-    });
-    button.type = 'button';
-    button.addEventListener('click', () => download(id, format));
-    downloads.append(button);
+    const download = button(format.toUpperCase(), () => downloadAs(id, format));
+    download.title = `Download the transcript as ${format.toUpperCase()}`;
+    downloads.append(download);
   }
-  sections.push(downloads);
+  sections.push(...player.sections.slice(1, -1), downloads);
   if (result.tldr !== undefined)
     sections.push(
       make('section', {}, [make('h3', { text: 'TL;DR' }), make('p', { text: result.tldr || '—' })]),
@@ -281,38 +243,43 @@ function resultSections(id: string, result: TranscriptResult): Node[] {
       ]),
     );
   }
-  sections.push(
-    make('section', { className: 'transcript' }, [make('h3', { text: 'Transcript' }), ...turnsOf(result)]),
-  );
-  return sections;
+  sections.push(player.sections.at(-1) as Node);
+  element('detail-result').replaceChildren(...sections);
 }
 
-/** Speaker or channel turns when known, else one paragraph; every word shows its times on hover. */
-function turnsOf(result: TranscriptResult): Node[] {
-  if (result.words.length === 0) return [make('p', { text: 'No speech was found in this recording.' })];
-  return groupTurns(result.words).map((turn) => {
-    const label = [turn.speaker, turn.channel !== undefined ? `channel ${turn.channel}` : undefined]
-      .filter(Boolean)
-      .join(' · ');
-    const spoken = turn.words.flatMap((word, index) => {
-      const span = make('span', {
-        text: word.word,
-        className: 'word',
-        title: `${formatTime(word.startTime)} – ${formatTime(word.endTime)}`,
-      });
-      return index === 0 ? [span] : [' ', span];
-    });
-    return make('p', { className: 'turn' }, [
-      ...(label ? [make('span', { text: label, className: 'speaker' }), ' '] : []),
-      make('time', { text: formatTime(turn.words[0]?.startTime ?? 0), className: 'turn-time' }),
-      ' ',
-      ...spoken,
-    ]);
-  });
+function deleteButton(id: string): HTMLButtonElement {
+  return button('Delete job…', () => confirmDeletion(id), 'danger secondary');
+}
+
+/** Asks first, in a modal dialog; a deleted job leaves the view for the list, which says so. */
+function confirmDeletion(id: string): void {
+  const dialog = element<HTMLDialogElement>('delete-dialog');
+  element('delete-title').textContent = `Delete job ${id}?`;
+  const error = element('delete-error');
+  error.textContent = '';
+  const confirm = element<HTMLButtonElement>('confirm-delete');
+  confirm.onclick = async () => {
+    confirm.disabled = true;
+    try {
+      await request('v1-beta/transcript', { id }, { method: 'DELETE' });
+      dialog.close();
+      closeResult();
+      window.location.hash = '';
+      element('list-notice').textContent = `Job ${id} was deleted.`;
+    } catch (failure) {
+      if (failure instanceof ApiFailure && failure.status === 401) {
+        dialog.close();
+        handleFailure(failure, error);
+      } else handleFailure(failure, error);
+    } finally {
+      confirm.disabled = false;
+    }
+  };
+  dialog.showModal();
 }
 
 /** Downloads through fetch, so that the key never becomes a link address kept in the history. */
-async function download(id: string, format: 'json' | 'txt' | 'srt' | 'vtt'): Promise<void> {
+async function downloadAs(id: string, format: 'json' | 'txt' | 'srt' | 'vtt'): Promise<void> {
   try {
     const response =
       format === 'json'
@@ -327,7 +294,7 @@ async function download(id: string, format: 'json' | 'txt' | 'srt' | 'vtt'): Pro
     link.remove();
     window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
   } catch (error) {
-    handleFailure(error, element('detail-body'));
+    handleFailure(error, element('detail-summary'));
   }
 }
 
@@ -338,10 +305,16 @@ function route(): void {
   }
   const match = /^#job=(.+)$/.exec(window.location.hash);
   if (match?.[1]) {
-    void openJob(decodeURIComponent(match[1]));
+    const id = decodeURIComponent(match[1]);
+    if (state.shownResult && state.shownResult !== id) closeResult();
+    void openJob(id);
     return;
   }
   stopTimers();
+  if (window.location.hash === '#new') {
+    show('new');
+    return;
+  }
   show('list');
   void loadJobs(false);
 }
@@ -354,7 +327,7 @@ function start(): void {
       element('key-error').textContent = 'Enter an API key.';
       return;
     }
-    sessionStorage.setItem(KEY_STORAGE, key);
+    rememberKey(key);
     element<HTMLInputElement>('api-key').value = '';
     element('key-error').textContent = '';
     route();
@@ -382,6 +355,17 @@ function start(): void {
     event.preventDefault();
     window.location.hash = '';
   });
+  element('cancel-delete').addEventListener('click', () =>
+    element<HTMLDialogElement>('delete-dialog').close(),
+  );
+  setUpNewJobForm(
+    (job) => {
+      window.location.hash = `#job=${encodeURIComponent(job.id)}`;
+    },
+    (failure) => handleFailure(failure, element('new-error')),
+  );
+  // A file dropped beside the drop zone must not replace the page.
+  for (const type of ['dragover', 'drop']) window.addEventListener(type, (event) => event.preventDefault());
   window.addEventListener('hashchange', route);
   route();
 }

@@ -604,6 +604,28 @@ describe('least privilege', () => {
     expect(new Set(actions)).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:PutItem', 's3:DeleteObject']));
   });
 
+  it('lets the audio route read jobs and presign GETs of their audio (under audio/ or uploads/), nothing else, and the console page nothing at all', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('ApiAudioServiceRole'));
+    if (!policy) throw new Error('The audio function has no policy.');
+    const statements = (policy[1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    const actions = statements.flatMap((statement) => statement.Action);
+    expect(new Set(actions)).toEqual(new Set(['dynamodb:GetItem', 's3:GetObject']));
+    const readable = statements
+      .filter((statement) => statement.Action === 's3:GetObject')
+      .map((statement) => JSON.stringify(statement.Resource));
+    expect(readable).toHaveLength(2);
+    expect(readable.some((resource) => resource.includes('/audio/*'))).toBe(true);
+    expect(readable.some((resource) => resource.includes('/uploads/*'))).toBe(true);
+    template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: 'audio' });
+    // The page only names the bucket, for the origin its content security policy allows.
+    expect(ofType('AWS::IAM::Policy').some(([id]) => id.startsWith('ApiConsoleServiceRole'))).toBe(false);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'GET /console',
+      Environment: { Variables: Match.objectLike({ [ENV.mediaBucket]: Match.anyValue() }) },
+    });
+  });
+
   it('lets the list route query the tenant index and nothing else of the table', () => {
     const listPolicy = ofType('AWS::IAM::Policy').find(([id]) =>
       id.startsWith('ApiListServiceRoleDefaultPolicy'),

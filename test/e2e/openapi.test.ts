@@ -148,6 +148,16 @@ describe("every route's real answers conform to the document", () => {
     }
     const listed = await conforming('GET', '/v1-beta/transcripts', { query: { limit: '5' } });
     expect(listed.body.jobs.map((job: { id: string }) => job.id)).toContain(submitted.body.id);
+    // The audio as submitted, through a presigned GET that takes ranges (a player seeks with them).
+    const download = await conforming('GET', '/v1-beta/transcript/audio', {
+      query: { id: submitted.body.id },
+    });
+    expect(download.status).toBe(200);
+    expect(Date.parse(download.body.expires_at) - Date.now()).toBeGreaterThan(60_000);
+    expect(Buffer.from(await (await fetch(download.body.download_url)).arrayBuffer())).toEqual(audio);
+    const range = await fetch(download.body.download_url, { headers: { range: 'bytes=100-199' } });
+    expect(range.status).toBe(206);
+    expect(Buffer.from(await range.arrayBuffer())).toEqual(audio.subarray(100, 200));
     const deleted = await conforming('DELETE', '/v1-beta/transcript', { query: { id: submitted.body.id } });
     expect(deleted.body).toMatchObject({ id: submitted.body.id, status: 'deleted' });
     expect(
@@ -156,6 +166,11 @@ describe("every route's real answers conform to the document", () => {
     expect(
       (await conforming('DELETE', '/v1-beta/transcript', { query: { id: submitted.body.id } })).status,
     ).toBe(200);
+    // Deleted: no URL, and the one given before reads nothing any more.
+    expect(
+      (await conforming('GET', '/v1-beta/transcript/audio', { query: { id: submitted.body.id } })).status,
+    ).toBe(404);
+    expect((await fetch(download.body.download_url)).status).toBe(404);
   });
 
   it('a job in error, a delivered webhook with its attempts, and the retention echoed', async () => {
@@ -243,6 +258,10 @@ describe("every route's real answers conform to the document", () => {
         .status,
     ).toBe(400);
     expect((await conforming('DELETE', '/v1-beta/transcript', { query: { id: 'nope' } })).status).toBe(404);
+    expect((await conforming('GET', '/v1-beta/transcript/audio', { query: { id: 'nope' } })).status).toBe(
+      404,
+    );
+    expect((await conforming('GET', '/v1-beta/transcript/audio', { query: {} })).status).toBe(400);
     const unauthorized = await conforming('GET', '/v1-beta/transcripts', { key: 'not-a-key-000000000' });
     expect(unauthorized).toMatchObject({ status: 401, body: { error: { code: 'invalid_api_key' } } });
   });
@@ -274,6 +293,10 @@ describe("every route's real answers conform to the document", () => {
     const byRef = await conforming('POST', '/v1-beta/transcript', { body });
     expect(byRef.status).toBe(200);
     expect((await finished(byRef.body.id)).status).toBe('completed');
+    // An uploaded file is the job's audio, read from where it was uploaded.
+    const uploaded = await conforming('GET', '/v1-beta/transcript/audio', { query: { id: byRef.body.id } });
+    expect(new URL(uploaded.body.download_url).pathname).toContain(`/uploads/`);
+    expect(Buffer.from(await (await fetch(uploaded.body.download_url)).arrayBuffer())).toEqual(audio);
 
     const server = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'audio/wav' }).end(audio);

@@ -63,6 +63,7 @@ describe('tenant isolation from outside', () => {
     for (const [path, query] of [
       ['/v1-beta/transcript/status', { id: acmeJob }],
       ['/v1-beta/transcript/export', { id: acmeJob, format: 'txt' }],
+      ['/v1-beta/transcript/audio', { id: acmeJob }],
     ] as const) {
       const response = await fetch(runtime.url(path, query, KEYS.globex));
       const body = (await response.json()) as { error?: { code: string } };

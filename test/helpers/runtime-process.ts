@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +14,8 @@ const TSX = join('node_modules', '.bin', 'tsx');
 export interface RuntimeProcess {
   baseUrl: string;
   apiKey: string;
+  /** The emulators' endpoints as the runtime recorded them (`s3` is where presigned URLs point). */
+  endpoints: { dynamodb: string; s3: string; sqs: string };
   /** An API address with the key in the query string, as SPEC 5 passes it. */
   url(path: string, query?: Record<string, string>, key?: string): string;
   /** POST /v1-beta/transcript with a file and form fields. */
@@ -93,6 +95,7 @@ export async function startRuntimeProcess(
       return {
         baseUrl,
         apiKey,
+        endpoints: JSON.parse(readFileSync(runtimeFile, 'utf8')).endpoints,
         url,
         submit: async (file, fields = {}, key = apiKey) => {
           const form = new FormData();
