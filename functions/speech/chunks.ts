@@ -180,29 +180,28 @@ export function ownsWord(bounds: ChunkBounds, word: { startMs: number; endMs: nu
   return middle >= bounds.ownStartMs && middle < bounds.ownEndMs;
 }
 
-/** Longest piece of audio one recognizer process decodes inside a chunk (PocketSphinx is also more accurate on short pieces). */
-export const MAX_PIECE_MS = 30_000;
 /** Silence kept on each side of a piece, so that words at its edges are whole. */
 const PIECE_EDGE_MS = 200;
 
 /**
- * Groups speech regions into pieces of at most MAX_PIECE_MS, cut in the silences between regions (a
+ * Groups speech regions into pieces of at most `maxPieceMs`, cut in the silences between regions (a
  * region longer than a piece becomes pieces of its own), each cut at the middle of its gap: what one
  * worker decodes in parallel, one recognizer process a piece.
  */
 export function planPieces(
   regions: { startMs: number; endMs: number }[],
   durationMs: number,
+  maxPieceMs: number,
 ): { startMs: number; endMs: number }[] {
   const pieces: { startMs: number; endMs: number }[] = [];
   for (const region of regions) {
     const current = pieces.at(-1);
-    if (current && region.endMs - current.startMs <= MAX_PIECE_MS) {
+    if (current && region.endMs - current.startMs <= maxPieceMs) {
       current.endMs = region.endMs;
       continue;
     }
-    for (let start = region.startMs; start < region.endMs; start += MAX_PIECE_MS) {
-      pieces.push({ startMs: start, endMs: Math.min(region.endMs, start + MAX_PIECE_MS) });
+    for (let start = region.startMs; start < region.endMs; start += maxPieceMs) {
+      pieces.push({ startMs: start, endMs: Math.min(region.endMs, start + maxPieceMs) });
     }
   }
   return pieces.map((piece, index) => {

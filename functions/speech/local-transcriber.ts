@@ -83,8 +83,8 @@ function parseChunkResult(value: unknown): ChunkResult {
  * The offline transcriber around a recognizer, in three steps that may run in different workers.
  * `plan`: probe, then decode as a stream (per channel for dual-channel jobs) and cut it at silences into
  * chunks of 30–120 s. `transcribeChunk`: find speech (voice activity: a chunk without any is not
- * recognised at all, since recognisers invent words in noise, tones and music), recognise it in pieces of
- * at most 30 s in parallel, drop words outside speech or without voiced audio, and gather the statistics
+ * recognised at all, since recognisers invent words in noise, tones and music), recognise it in pieces (as long as
+ * the recognizer takes) in parallel, drop words outside speech or without voiced audio, and gather the statistics
  * of its voices. `assemble`: keep each word once (the chunk that owns its middle), punctuate, cluster the
  * voices of all chunks once, and build the result.
  */
@@ -157,7 +157,11 @@ export class LocalTranscriber implements ChunkedTranscriber {
         if (regions.length === 0) return { words: [] };
         const chunkMs = await wavDurationMs(wavFile);
         const [heard, voicing] = await Promise.all([
-          this.recognizePieces(wavFile, planPieces(regions, chunkMs), input.workDir),
+          this.recognizePieces(
+            wavFile,
+            planPieces(regions, chunkMs, this.recognizer.maxPieceMs),
+            input.workDir,
+          ),
           detectVoicing(wavFile),
         ]);
         const channel = details.channels > 1 ? channelIndex + 1 : undefined;

@@ -9,5 +9,7 @@ export interface Recognizer {
   readonly name: string;
   /** Its words carry casing and punctuation of their own (whisper), which the pipeline keeps. */
   readonly punctuates?: boolean;
+  /** The longest piece of audio it is given in one call (pieces are cut in the silences between speech). */
+  readonly maxPieceMs: number;
   recognize(wavFile: string): Promise<TimedWord[]>;
 }

@@ -101,6 +101,8 @@ export class WhisperRecognizer implements Recognizer {
   readonly name = 'whisper';
   /** whisper writes cased, punctuated text; the pipeline keeps it (or plains it for `punctuate=false`). */
   readonly punctuates = true;
+  /** whisper hears 30 s at a time. */
+  readonly maxPieceMs = 30_000;
   readonly model: WhisperModelInfo;
   private readonly binding: SmartWhisper;
   private readonly params: Record<string, unknown>;

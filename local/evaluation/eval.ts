@@ -6,9 +6,8 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ENV } from '#commons/contract';
 import type { StatusRecord } from '#core/job';
-import { parseJobOptions } from '#core/options';
 import { joinWords, type TranscriptResult, type Word } from '#core/result';
-import { LocalTranscriber } from '#speech/local-transcriber';
+import { decodeToWav } from '#speech/media';
 import { SphinxRecognizer } from '#speech/sphinx';
 import { readLocalSettings } from '../settings.ts';
 import { DIARIZATION_SET_FILE, type DiarizationSplit, diarizationSplit } from './diarization-set.ts';
@@ -22,7 +21,8 @@ and case-sensitive), diarization error rate, word-level diarization error and sp
 attribution, turn timestamp error, the outcome of bad files against their expectation, and the real-time
 factor; diarization figures also for the tuning and the held-out part of the diarization set.
   --url, --key   a running service (npm start prints both); without them a local runtime is started
-  --baseline     also transcribe the utterances with PocketSphinx's default settings, for comparison
+  --baseline     also run pocketsphinx_continuous directly, with its default settings, over the same
+                 decoded audio (each scored channel, or the mono mix) of every file with a reference
   --json FILE    write every measurement as JSON`;
 
 const turn = z.object({
@@ -153,11 +153,8 @@ async function main(): Promise<void> {
     for (const submission of submissions) {
       const { entry } = submission;
       const measurement = await evaluate(service, directory, submission);
-      if (values.baseline && entry.kind === 'utterance' && entry.reference_text) {
-        measurement.baselineWordErrors = await baselineErrors(
-          join(directory, entry.file),
-          entry.reference_text,
-        );
+      if (values.baseline && measurement.referenceWords) {
+        measurement.baselineWordErrors = await rawPocketSphinxErrors(join(directory, entry.file), entry);
       }
       measurements.push(measurement);
       console.log(formatRow(measurement));
@@ -247,16 +244,13 @@ function score(measurement: Measurement, entry: Sample, result: TranscriptResult
     measurement.wordErrors = result.words.length;
     return;
   }
-  // Each channel against its own reference when there are channel references, else the whole text.
-  const perChannel = (entry.channel_references ?? []).filter((reference) => reference.reference_text);
-  const pairs = perChannel.length
-    ? perChannel.map((reference) => ({
-        reference: reference.reference_text ?? '',
-        hypothesis: joinWords(result.words.filter((word) => word.channel === reference.channel + 1)),
-      }))
-    : entry.reference_text
-      ? [{ reference: entry.reference_text, hypothesis: result.transcript }]
-      : [];
+  const pairs = scoredChannels(entry).map(({ channel, reference }) => ({
+    reference,
+    hypothesis:
+      channel === undefined
+        ? result.transcript
+        : joinWords(result.words.filter((word) => word.channel === channel + 1)),
+  }));
   if (pairs.length) {
     measurement.wordErrors = 0;
     measurement.casedWordErrors = 0;
@@ -330,13 +324,36 @@ function turnBoundaryError(
   return errors.length ? errors.reduce((a, b) => a + b, 0) / errors.length : undefined;
 }
 
-/** The same pipeline with PocketSphinx's own default settings, run here rather than through the API. */
-async function baselineErrors(file: string, reference: string): Promise<number> {
-  const workDir = await mkdtemp(join(tmpdir(), 'eval-baseline-'));
+/** What is scored of a file: each channel against its own reference when it has them, else the whole text. */
+function scoredChannels(entry: Sample): { channel?: number; reference: string }[] {
+  const perChannel = (entry.channel_references ?? []).filter((reference) => reference.reference_text);
+  if (perChannel.length)
+    return perChannel.map((reference) => ({
+      channel: reference.channel,
+      reference: reference.reference_text ?? '',
+    }));
+  return entry.reference_text ? [{ reference: entry.reference_text }] : [];
+}
+
+/**
+ * Raw PocketSphinx on the same audio: the file decoded as the service decodes it (16 kHz, each scored
+ * channel or the mono mix), then `pocketsphinx_continuous` over each whole file with its default settings,
+ * in one process: no pieces, no speech gates, no tuning. The service must be no worse than this.
+ */
+async function rawPocketSphinxErrors(file: string, entry: Sample): Promise<number> {
+  const workDir = await mkdtemp(join(tmpdir(), 'eval-raw-'));
   try {
-    const untuned = new LocalTranscriber(new SphinxRecognizer('pocketsphinx_continuous', []));
-    const result = await untuned.transcribe({ audioFile: file, workDir, options: parseJobOptions({}) });
-    return wordErrors(reference, result.transcript).errors;
+    const scored = scoredChannels(entry);
+    const channels = scored.flatMap(({ channel }) => (channel === undefined ? [] : [channel]));
+    const wavFiles = await decodeToWav(file, workDir, channels.length ? channels : undefined);
+    const raw = new SphinxRecognizer('pocketsphinx_continuous', []);
+    let errors = 0;
+    for (const [index, { reference }] of scored.entries()) {
+      const wavFile = wavFiles[index];
+      const words = wavFile ? await raw.recognize(wavFile) : [];
+      errors += wordErrors(reference, words.map((word) => word.text).join(' ')).errors;
+    }
+    return errors;
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
@@ -355,7 +372,7 @@ function formatRow(m: Measurement): string {
     `cased ${cased.padStart(6)}`,
   ];
   if (m.baselineWordErrors !== undefined && m.referenceWords)
-    parts.push(`untuned ${percent(m.baselineWordErrors / m.referenceWords)}`);
+    parts.push(`raw ${percent(m.baselineWordErrors / m.referenceWords)}`);
   if (m.der !== undefined)
     parts.push(`DER ${percent(m.der)}`, `speakers ${m.speakers}/${m.referenceSpeakers}`);
   if (m.wordsJudged) parts.push(`word speaker error ${percent((m.wordsWrongSpeaker ?? 0) / m.wordsJudged)}`);
@@ -396,7 +413,7 @@ export function summarize(measurements: Measurement[], withBaseline: boolean): s
         `cased WER ${percent(sum((m) => m.casedWordErrors) / words)}`,
       );
       if (withBaseline && of.some((m) => m.baselineWordErrors !== undefined)) {
-        parts.push(`untuned WER ${percent(sum((m) => m.baselineWordErrors) / words)}`);
+        parts.push(`raw PocketSphinx WER ${percent(sum((m) => m.baselineWordErrors) / words)}`);
       }
     }
     const ders = of.map((m) => m.der);

@@ -44,6 +44,7 @@ function counted(recognizer: Recognizer): { recognizer: Recognizer; pieces: stri
     recognizer: {
       name: recognizer.name,
       punctuates: true,
+      maxPieceMs: recognizer.maxPieceMs,
       recognize: (file) => {
         pieces.push(file);
         return recognizer.recognize(file);

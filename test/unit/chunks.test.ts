@@ -2,7 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PIECE_MS, planPieces } from '#speech/chunks';
+import { planPieces } from '#speech/chunks';
+
+const MAX_PIECE_MS = 30_000;
+
 import { readWavLayout, wavDurationMs, writeWavSlice } from '#speech/wav';
 import { type Sample, samplePath, samplesOfKind } from '#test/helpers/samples';
 
@@ -18,7 +21,7 @@ describe('planPieces', () => {
       startMs: i * 10_000,
       endMs: i * 10_000 + 8_000,
     }));
-    const chunks = planPieces(regions, 100_000);
+    const chunks = planPieces(regions, 100_000, MAX_PIECE_MS);
     expect(chunks.length).toBeGreaterThanOrEqual(4);
     expect(chunks[0]?.startMs).toBe(0);
     expect(chunks.at(-1)?.endMs).toBe(100_000);
@@ -36,7 +39,7 @@ describe('planPieces', () => {
   });
 
   it('cuts a region longer than a chunk into pieces', () => {
-    const chunks = planPieces([{ startMs: 0, endMs: 75_000 }], 80_000);
+    const chunks = planPieces([{ startMs: 0, endMs: 75_000 }], 80_000, MAX_PIECE_MS);
     expect(chunks).toHaveLength(3);
     expect(chunks.at(-1)?.endMs).toBe(80_000);
   });
