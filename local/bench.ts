@@ -11,7 +11,7 @@ import { ENV, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
 import { parseJobOptions } from '#core/options';
 import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { runProcess } from '#speech/process';
-import { parseSphinxOutput, SphinxRecognizer, TUNED_SETTINGS } from '#speech/sphinx';
+import { parseSphinxOutput, SphinxRecognizer } from '#speech/sphinx';
 import { percentile, wordErrorRate } from './evaluation/metrics.ts';
 import { readLocalSettings } from './settings.ts';
 
@@ -269,7 +269,7 @@ async function runService(
 /** PocketSphinx alone over the whole file in one process, on one core as one worker has, with the service's settings. */
 async function runDirect(recording: Recording): Promise<{ seconds: number; wer: number }> {
   const started = performance.now();
-  const args = ['-infile', recording.file, '-time', 'yes', '-logfn', '/dev/null', ...TUNED_SETTINGS];
+  const args = ['-infile', recording.file, '-time', 'yes', '-logfn', '/dev/null'];
   const { code, stdout } = await runProcess(
     'taskset',
     ['-c', '0', 'pocketsphinx_continuous', ...args],
