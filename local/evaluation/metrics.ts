@@ -6,17 +6,28 @@ import type { TranscriptResult } from '#core/result';
  * between corpora (case, punctuation, numbers), so both sides are normalised the same way first.
  */
 
-/** Words for scoring: numbers as digits, and (unless case counts) lower case; punctuation dropped. */
+/**
+ * Words for scoring: numbers spelled out, and (unless case counts) lower case; punctuation dropped.
+ * Each token written with digits is spelled out on its own (`20th` → `twentieth`, `1,000` → `one
+ * thousand`): the references spell numbers, and parsing spelled numbers in context proved unstable
+ * (casing and sentence breaks changed the parse, and `a second` became `0.5th`).
+ */
 export function normalizeWords(text: string, options: { keepCase?: boolean } = {}): string[] {
-  const document = nlp(text);
-  document.numbers().toNumber();
-  const plain = document.text().replace(/(\d),(\d)/g, '$1$2');
-  const cased = options.keepCase ? plain : plain.toLowerCase();
+  const cased = options.keepCase ? text : text.toLowerCase();
   return cased
+    .split(/\s+/)
+    .map((token) => (/\d/.test(token) ? spellNumber(token) : token))
+    .join(' ')
     .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
     .split(/\s+/)
     .map((word) => word.replace(/^'+|'+$/g, ''))
     .filter(Boolean);
+}
+
+function spellNumber(token: string): string {
+  const document = nlp(token);
+  document.numbers().toText();
+  return document.text();
 }
 
 /** The p-th percentile (nearest rank) of `samples`; 0 when there are none. */

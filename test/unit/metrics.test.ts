@@ -9,7 +9,28 @@ import {
 
 describe('word error rate', () => {
   it('ignores case, punctuation and the spelling of numbers unless case is asked for', () => {
-    expect(normalizeWords('Twenty-five boxes, in 1455!')).toEqual(['25', 'boxes', 'in', '1455']);
+    expect(normalizeWords('Twenty-five boxes, the 20th, in 1,455!')).toEqual([
+      'twenty',
+      'five',
+      'boxes',
+      'the',
+      'twentieth',
+      'in',
+      'one',
+      'thousand',
+      'four',
+      'hundred',
+      'and',
+      'fifty',
+      'five',
+    ]);
+    // Spelled numbers are left as they are, whatever their case or the sentences around them.
+    const heard = 'red belt t g e j w b seventy nine fifty nine for the twentieth time maybe a second';
+    expect(
+      normalizeWords(
+        'Red belt. T g e j w b. Seventy nine fifty nine for the twentieth time. Maybe a second.',
+      ),
+    ).toEqual(heard.split(' '));
     expect(wordErrorRate('Printing, in the only sense', 'printing in the only sense')).toBe(0);
     expect(
       wordErrorRate('Printing, in the only sense', 'printing in the only sense', { keepCase: true }),
