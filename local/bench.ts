@@ -293,6 +293,48 @@ function makespan(costs: number[], workers: number): number {
   return Math.max(...loads);
 }
 
+/**
+ * Published figures for Lambda reading an SQS queue (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html):
+ * in standard mode it starts with five concurrent invocations and adds up to 300 a minute; provisioned
+ * mode scales three times faster (1,000 a minute). A new execution environment starts in "under 100 ms to
+ * over 1 second" (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html); the
+ * worker is a container image, so 2 s is assumed.
+ */
+const AWS_WORKERS = 100;
+const SQS_INITIAL_INVOCATIONS = 5;
+const SQS_STANDARD_PER_SECOND = 300 / 60;
+const SQS_PROVISIONED_PER_SECOND = 1000 / 60;
+const COLD_START_SECONDS = 2;
+
+/**
+ * When one hour of audio would be done on AWS: a cold start for the start message, the cut (measured,
+ * scaled to the hour), then chunk k starts when the poller has scaled to k invocations and a cold
+ * environment is up, each taking a measured chunk's time; then the assembly. One worker per chunk, as
+ * long as there are no more chunks than workers (else chunks wait for a free worker).
+ */
+function awsEstimate(
+  cutSeconds: number,
+  chunkCosts: number[],
+  assemblySeconds: number,
+  scale: number,
+): { standard: number; provisioned: number } {
+  const count = Math.round(chunkCosts.length * scale);
+  const costs = Array.from({ length: count }, (_, k) => chunkCosts[k % chunkCosts.length] ?? 0);
+  const finish = (perSecond: number) => {
+    const free = new Array<number>(AWS_WORKERS).fill(0);
+    let last = 0;
+    costs.forEach((cost, k) => {
+      const polled = k < SQS_INITIAL_INVOCATIONS ? 0 : (k + 1 - SQS_INITIAL_INVOCATIONS) / perSecond;
+      const worker = free.indexOf(Math.min(...free));
+      const start = Math.max(polled + COLD_START_SECONDS, free[worker] ?? 0);
+      free[worker] = start + cost;
+      last = Math.max(last, start + cost);
+    });
+    return COLD_START_SECONDS + cutSeconds * scale + last + assemblySeconds;
+  };
+  return { standard: finish(SQS_STANDARD_PER_SECOND), provisioned: finish(SQS_PROVISIONED_PER_SECOND) };
+}
+
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
 const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
 
@@ -362,6 +404,11 @@ async function main(): Promise<void> {
         `  simulated ${String(workers).padStart(3)} workers: ${simulated.toFixed(1)} s, speed-up ${(one.seconds / simulated).toFixed(2)}×`,
       );
     }
+    const onAws = awsEstimate(plan, allChunks, assembly, (60 * 60) / recording.audioSeconds);
+    console.log(
+      `  on AWS, one hour of audio, ${AWS_WORKERS} workers (chunk costs scaled to the hour): ${onAws.standard.toFixed(1)} s ` +
+        `with SQS polling in standard mode, ${onAws.provisioned.toFixed(1)} s in provisioned mode (README, *Long audio*)`,
+    );
     console.log(
       `\n3. fan-out against the same pipeline in one process, uncut, on the ${accuracyMinutes}-minute file`,
     );

@@ -346,7 +346,7 @@ async function rawPocketSphinxErrors(file: string, entry: Sample): Promise<numbe
     const scored = scoredChannels(entry);
     const channels = scored.flatMap(({ channel }) => (channel === undefined ? [] : [channel]));
     const wavFiles = await decodeToWav(file, workDir, channels.length ? channels : undefined);
-    const raw = new SphinxRecognizer('pocketsphinx_continuous', []);
+    const raw = new SphinxRecognizer({ estimateCepstralMean: false });
     let errors = 0;
     for (const [index, { reference }] of scored.entries()) {
       const wavFile = wavFiles[index];
