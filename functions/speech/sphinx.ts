@@ -79,16 +79,13 @@ export class SphinxRecognizer implements Recognizer {
       ? await this.writeFeatureParameters(wavFile, limitMs)
       : undefined;
     try {
-      const { code, stdout, timedOut } = await runProcess(
-        this.command,
+      const { stdout } = await this.run(
         [
           ...['-infile', wavFile, '-time', 'yes', '-logfn', '/dev/null'],
           ...(featureParameters ? ['-featparams', featureParameters] : []),
         ],
         limitMs,
       );
-      if (timedOut) throw new JobFailure('transcription_failed', 'Speech recognition took too long.');
-      if (code !== 0) throw new Error(`${this.command} exited with code ${code}.`);
       return parseSphinxOutput(stdout);
     } finally {
       if (featureParameters) await rm(featureParameters, { force: true });
@@ -107,9 +104,7 @@ export class SphinxRecognizer implements Recognizer {
    * finds no speech (or logs no model): the model as is.
    */
   private async writeFeatureParameters(wavFile: string, limitMs: number): Promise<string | undefined> {
-    const pass = await runProcess(this.command, ['-infile', wavFile, ...FRONT_END_PASS], limitMs);
-    if (pass.timedOut) throw new JobFailure('transcription_failed', 'Speech recognition took too long.');
-    if (pass.code !== 0) throw new Error(`${this.command} exited with code ${pass.code}.`);
+    const pass = await this.run(['-infile', wavFile, ...FRONT_END_PASS], limitMs);
     const mean = CEPSTRAL_MEAN_UPDATE.exec(pass.stderr)?.[1]?.trim().split(/\s+/);
     const modelFile = MODEL_FEATURE_PARAMETERS.exec(pass.stderr)?.[1];
     if (!mean || !modelFile || mean.some((value) => !Number.isFinite(Number(value)))) return undefined;
@@ -121,5 +116,13 @@ export class SphinxRecognizer implements Recognizer {
     const file = `${wavFile}.feat.params`;
     await writeFile(file, parameters);
     return file;
+  }
+
+  /** One run of PocketSphinx, either pass: killed at the time limit, and a failure unless it exits cleanly. */
+  private async run(args: string[], limitMs: number): Promise<{ stdout: string; stderr: string }> {
+    const { code, stdout, stderr, timedOut } = await runProcess(this.command, args, limitMs);
+    if (timedOut) throw new JobFailure('transcription_failed', 'Speech recognition took too long.');
+    if (code !== 0) throw new Error(`${this.command} exited with code ${code}.`);
+    return { stdout, stderr };
   }
 }
