@@ -95,7 +95,7 @@ async function buildRecording(minutes: number, workDir: string): Promise<Recordi
 
 /** What one worker process did: its messages, and its peaks. */
 interface WorkerReport {
-  handled: { kind: string; outcome: string; ms: number }[];
+  handled: { kind: string; outcome: string; ms: number; assemblyMs?: number | undefined }[];
   peakRssBytes: number;
   peakScratchBytes: number;
 }
@@ -105,6 +105,7 @@ const handledLine = z.object({
   workerMessage: z.object({ kind: z.string() }),
   outcome: z.string(),
   ms: z.number(),
+  assemblyMs: z.number().optional(),
 });
 
 /** Sizes of the files under `dir` now (a worker's temporary directory). */
@@ -147,6 +148,7 @@ async function startWorkers(count: number, workDir: string) {
               kind: parsed.data.workerMessage.kind,
               outcome: parsed.data.outcome,
               ms: parsed.data.ms,
+              assemblyMs: parsed.data.assemblyMs,
             });
         } catch {
           // Not a log line.
@@ -387,10 +389,11 @@ async function main(): Promise<void> {
     const chunkCosts = handled
       .filter((h) => h.kind === 'chunk' && h.outcome === 'chunk-done')
       .map((h) => h.ms / 1000);
+    // The last chunk's worker transcribes it, then assembles the job: the worker logs the two apart.
     const last = handled.find((h) => h.kind === 'chunk' && h.outcome === 'completed');
-    const meanChunk = chunkCosts.reduce((sum, cost) => sum + cost, 0) / Math.max(1, chunkCosts.length);
-    const assembly = Math.max(0, (last?.ms ?? 0) / 1000 - meanChunk);
-    const allChunks = [...chunkCosts, meanChunk];
+    const assembly = (last?.assemblyMs ?? 0) / 1000;
+    const allChunks = [...chunkCosts, (last?.ms ?? 0) / 1000 - assembly];
+    const meanChunk = allChunks.reduce((sum, cost) => sum + cost, 0) / allChunks.length;
     const direct = directRuns.get(scalingMinutes) ?? (await runDirect(recording));
     const overhead = (one.seconds - direct.seconds) / allChunks.length;
     console.log(

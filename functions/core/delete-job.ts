@@ -3,6 +3,7 @@ import { RequestError } from './errors.ts';
 import type { Job } from './job.ts';
 import type { Clock, JobStore, MediaStore } from './ports.ts';
 import { MAX_ID_LENGTH } from './status.ts';
+import { removeAllWorkFiles } from './work-files.ts';
 
 export interface DeleteDeps {
   jobs: JobStore;
@@ -17,13 +18,16 @@ export interface DeletionRecord {
   deleted_at: string;
 }
 
-/** Every object a job may have in the media store: its audio, its result and the engine's output. */
+/**
+ * Every object a job may have in the media store: its audio, its result, the engine's output, and the
+ * working files of a job deleted while its chunks were out (they hold pieces of its audio).
+ */
 export async function removeJobObjects(
   media: MediaStore,
   job: Pick<Job, 'id' | 'tenantId' | 'audioKey'>,
 ): Promise<void> {
   const keys = [job.audioKey, resultKey(job.tenantId, job.id), transcribeOutputKey(job.tenantId, job.id)];
-  await Promise.all(keys.map((key) => media.delete(key)));
+  await Promise.all([...keys.map((key) => media.delete(key)), removeAllWorkFiles(media, job)]);
 }
 
 /**

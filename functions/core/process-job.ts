@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import pLimit from 'p-limit';
-import { z } from 'zod';
 import {
   ASYNC_CHECK_INTERVAL_SECONDS,
   ASYNC_DEADLINE_MS,
@@ -29,6 +28,15 @@ import type {
   Transcriber,
   Transcription,
 } from './ports.ts';
+import {
+  type ChunkManifest,
+  chunkResultFile,
+  MANIFEST_FILE,
+  readManifest,
+  removeWorkFiles,
+  STORE_CALLS_AT_ONCE,
+  workFiles,
+} from './work-files.ts';
 
 /** How a worker paces its heartbeats and retries; the defaults are the contract's. */
 export interface WorkerTimings {
@@ -93,6 +101,8 @@ export interface WorkerResult {
   outcome: ProcessOutcome;
   /** The unexpected error (a bug) that ended the job in `internal`, for the log. */
   bug?: unknown;
+  /** How long this message's assembly of a fanned-out job took: the benchmark's figure for that step. */
+  assemblyMs?: number;
 }
 
 /** Thrown after a transient failure, once the message has been hidden until its next attempt. */
@@ -284,20 +294,6 @@ async function runJob(deps: ProcessDeps, job: Job, owner: string): Promise<Proce
   }
 }
 
-/** What the workers of a job's chunks read: the transcriber's plan and how many files each chunk has. */
-const chunkManifest = z.object({
-  plan: z.object({
-    chunks: z.number().int().positive(),
-    audio_duration_ms: z.number(),
-    details: z.unknown(),
-  }),
-  files: z.array(z.array(z.string())),
-});
-type ChunkManifest = z.infer<typeof chunkManifest>;
-
-const MANIFEST_FILE = 'plan.json';
-const chunkResultFile = (index: number) => `result-${index}.json`;
-
 /**
  * Cuts the audio into chunks, stores them, and queues a message for each: any free worker transcribes
  * one. A file of one chunk is transcribed here at once, without storing anything. The messages are
@@ -336,7 +332,7 @@ async function planChunks(
     });
   } catch (error) {
     // Audio that turned out too long, or undecodable past some point, leaves nothing behind.
-    await removeWorkFiles(deps, job, files.flat());
+    await removeWorkFiles(deps.media, job, files.flat());
     throw error;
   }
   if (plan.chunks === 1 && kept) {
@@ -389,7 +385,7 @@ async function processChunk(
   let done = job.chunksDone?.length ?? 0;
   let chunks: number;
   try {
-    const manifest = await readManifest(deps, job);
+    const manifest = await readManifest(deps.media, job);
     chunks = manifest.plan.chunks;
     const names = manifest.files[index];
     if (!names) throw new RangeError(`Job ${job.id} has no chunk ${index}.`);
@@ -398,7 +394,11 @@ async function processChunk(
       await deps.media.putJson(workKey(job.tenantId, job.id, chunkResultFile(index)), result);
       const dueAt = new Date(deps.clock().getTime() + CHUNKS_DUE_MS);
       const count = await deps.jobs.markChunkDone(job.id, index, dueAt);
-      if (count === undefined) return { outcome: 'skipped' }; // The job ended meanwhile.
+      if (count === undefined) {
+        // The job ended meanwhile (failed, or deleted): nobody will read or remove this result.
+        await removeWorkFiles(deps.media, job, [chunkResultFile(index)]);
+        return { outcome: 'skipped' };
+      }
       done = count;
     }
   } catch (error) {
@@ -407,10 +407,13 @@ async function processChunk(
     throw error;
   }
   if (done < chunks) return { outcome: 'chunk-done' };
+  const assemblyStarted = performance.now();
   // If a worker holds the job (planning still, or assembling already), this message comes back later.
-  return underLease(deps, job.id, heartbeat, 'retry', (claimed) =>
+  const assembled = await underLease(deps, job.id, heartbeat, 'retry', (claimed) =>
     assembleChunks(deps, transcriber, claimed),
   );
+  if (assembled.outcome !== 'completed') return assembled;
+  return { ...assembled, assemblyMs: Math.round(performance.now() - assemblyStarted) };
 }
 
 async function transcribeStoredChunk(
@@ -439,7 +442,7 @@ async function assembleChunks(
   transcriber: ChunkedTranscriber,
   job: Job,
 ): Promise<ProcessOutcome> {
-  const manifest = await readManifest(deps, job);
+  const manifest = await readManifest(deps.media, job);
   const { plan } = manifest;
   const limit = pLimit(STORE_CALLS_AT_ONCE);
   const results = await Promise.all(
@@ -452,32 +455,8 @@ async function assembleChunks(
     job,
     await transcriber.assemble({ plan, results, options: job.options }),
   );
-  await removeWorkFiles(deps, job, workFiles(manifest));
+  await removeWorkFiles(deps.media, job, workFiles(manifest));
   return outcome;
-}
-
-/** Reads and deletes of working files in flight at once: a four-hour file has a few hundred. */
-const STORE_CALLS_AT_ONCE = 16;
-
-async function readManifest(deps: ProcessDeps, job: Job): Promise<ChunkManifest> {
-  return chunkManifest.parse(await deps.media.readJson(workKey(job.tenantId, job.id, MANIFEST_FILE)));
-}
-
-/** A job's working files: its plan, its chunks' audio and their results. */
-function workFiles(manifest: ChunkManifest): string[] {
-  return [
-    MANIFEST_FILE,
-    ...manifest.files.flat(),
-    ...Array.from({ length: manifest.plan.chunks }, (_, index) => chunkResultFile(index)),
-  ];
-}
-
-/** Best effort, a few at a time: the bucket's lifecycle rule removes what is left behind. */
-async function removeWorkFiles(deps: ProcessDeps, job: Job, names: string[]): Promise<void> {
-  const limit = pLimit(STORE_CALLS_AT_ONCE);
-  await Promise.allSettled(
-    names.map((name) => limit(() => deps.media.delete(workKey(job.tenantId, job.id, name)))),
-  );
 }
 
 /**

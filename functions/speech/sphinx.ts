@@ -16,29 +16,76 @@ const NON_WORD = /^(<\/?s>|<sil>|\[[^\]]*\]|\+\+.*\+\+)$/i;
 /** Pronunciation variants are printed as `word(2)`. */
 const VARIANT = /\(\d+\)$/;
 
+/** A token of the output, markers included: they hold the utterance's bounds. */
+interface Token {
+  text: string;
+  startMs: number;
+  endMs: number;
+  probability: number;
+}
+
+/** Past this, an utterance's end overlapping the next one (or the audio's end) is PocketSphinx's clock. */
+const CLOCK_TOLERANCE_MS = 100;
+
 /**
  * Parses `pocketsphinx_continuous -time yes` output: per utterance a hypothesis line, then one line per
  * token `word start end confidence` with times in seconds.
+ *
+ * PocketSphinx drops the frames its voice activity detector calls silence, and an utterance that begins
+ * with the file, in speech, can come out with all its times late by seconds, tens of seconds on a long
+ * one: a piece cut inside unbroken speech had its words past its own end, and the speech gates dropped
+ * them. Utterances follow one another, so one that ends after the next begins (or after the audio,
+ * `audioMs`, ends) is moved back by the excess: the shift is the same for all its words, and the decoder
+ * ends an utterance where the next begins. Keeping the silence frames (`-remove_silence no`) keeps the
+ * clock too, but cost words on the held-out conversations (README, *PocketSphinx's clock*).
  */
-export function parseSphinxOutput(output: string): TimedWord[] {
-  const words: TimedWord[] = [];
+export function parseSphinxOutput(output: string, audioMs = Number.POSITIVE_INFINITY): TimedWord[] {
+  const utterances: Token[][] = [];
+  let current: Token[] = [];
+  const endUtterance = () => {
+    if (current.length > 0) utterances.push(current);
+    current = [];
+  };
   for (const line of output.split('\n')) {
-    const parts = line.trim().split(/\s+/);
-    if (parts.length !== 4) continue;
-    const [token = '', start, end, confidence] = parts;
-    const numbers = [start, end, confidence].map(Number);
-    if (numbers.some((value) => !Number.isFinite(value))) continue;
-    if (NON_WORD.test(token)) continue;
+    const [text = '', ...fields] = line.trim().split(/\s+/);
+    const numbers = fields.map(Number);
+    if (numbers.length !== 3 || numbers.some((value) => !Number.isFinite(value))) {
+      // A hypothesis line: the next utterance's tokens follow.
+      if (text) endUtterance();
+      continue;
+    }
+    if (/^<s>$/i.test(text)) endUtterance();
     const [startSeconds = 0, endSeconds = 0, probability = 0] = numbers;
-    words.push({
-      text: token.replace(VARIANT, '').toLowerCase(),
+    current.push({
+      text,
       startMs: Math.round(startSeconds * 1000),
       endMs: Math.max(Math.round(startSeconds * 1000), Math.round(endSeconds * 1000)),
-      // The decoder's posterior can exceed 1 by rounding; three decimals are all it means.
-      confidence: Number(Math.min(1, Math.max(0, probability)).toFixed(3)),
+      probability,
     });
   }
-  return words;
+  endUtterance();
+  let next = audioMs;
+  for (const tokens of [...utterances].reverse()) {
+    const late = Math.max(...tokens.map((token) => token.endMs)) - next;
+    if (late > CLOCK_TOLERANCE_MS)
+      for (const token of tokens) {
+        token.startMs = Math.max(0, token.startMs - late);
+        token.endMs = Math.max(token.startMs, token.endMs - late);
+      }
+    next = Math.min(next, ...tokens.map((token) => token.startMs));
+  }
+  return utterances.flat().flatMap((token) => {
+    if (NON_WORD.test(token.text)) return [];
+    return [
+      {
+        text: token.text.replace(VARIANT, '').toLowerCase(),
+        startMs: token.startMs,
+        endMs: token.endMs,
+        // The decoder's posterior can exceed 1 by rounding; three decimals are all it means.
+        confidence: Number(Math.min(1, Math.max(0, token.probability)).toFixed(3)),
+      },
+    ];
+  });
 }
 
 /**
@@ -74,7 +121,8 @@ export class SphinxRecognizer implements Recognizer {
   }
 
   async recognize(wavFile: string): Promise<TimedWord[]> {
-    const limitMs = timeLimitMs(await wavDurationMs(wavFile));
+    const audioMs = await wavDurationMs(wavFile);
+    const limitMs = timeLimitMs(audioMs);
     const featureParameters = this.estimateCepstralMean
       ? await this.writeFeatureParameters(wavFile, limitMs)
       : undefined;
@@ -86,7 +134,7 @@ export class SphinxRecognizer implements Recognizer {
         ],
         limitMs,
       );
-      return parseSphinxOutput(stdout);
+      return parseSphinxOutput(stdout, audioMs);
     } finally {
       if (featureParameters) await rm(featureParameters, { force: true });
     }

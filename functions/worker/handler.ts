@@ -49,7 +49,7 @@ async function processRecord(record: SQSRecord, deps: ProcessDeps): Promise<void
   if (!message) return; // An Amazon Transcribe event about another deployment's job.
   const started = performance.now();
   try {
-    const { outcome, bug } = await handleWorkerMessage(deps, message, {
+    const { outcome, bug, assemblyMs } = await handleWorkerMessage(deps, message, {
       receiveCount,
       hide: (seconds) => queue.hideMessage(record.receiptHandle, seconds),
     });
@@ -59,6 +59,7 @@ async function processRecord(record: SQSRecord, deps: ProcessDeps): Promise<void
       workerMessage: message,
       outcome,
       ms: Math.round(performance.now() - started),
+      ...(assemblyMs === undefined ? {} : { assemblyMs }),
     });
   } catch (error) {
     const retry = error instanceof RetryLater ? error : undefined;

@@ -23,6 +23,7 @@ export interface Sample {
   file: string;
   kind: 'utterance' | 'conversation' | 'stereo' | 'format' | 'bad';
   channels?: number | null;
+  sample_rate?: number | null;
   duration_s?: number | null;
   size_bytes?: number | null;
   reference_text?: string | null;

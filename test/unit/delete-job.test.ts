@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { audioKey, resultKey, transcribeOutputKey } from '#commons/contract';
+import { audioKey, resultKey, transcribeOutputKey, workKey } from '#commons/contract';
 import { deleteJob } from '#core/delete-job';
 import { newJob, newJobId } from '#core/job';
 import { listJobs } from '#core/list-jobs';
 import { parseJobOptions } from '#core/options';
 import { expireJobs } from '#core/retention';
 import { getJobStatus } from '#core/status';
+import { MANIFEST_FILE } from '#core/work-files';
 import { InMemoryJobStore, InMemoryMediaStore, manualClock, testLease } from '#test/helpers/memory-ports';
 
 let jobs: InMemoryJobStore;
@@ -47,6 +48,24 @@ describe('deleting a job', () => {
       code: 'not_found',
     });
     expect((await listJobs(jobs, 'acme', {}, clock())).jobs).toEqual([]);
+  });
+
+  it('removes the working files of a job deleted while its chunks were out: they hold its audio', async () => {
+    const job = newJob({ id: newJobId(), tenantId: 'acme', options: parseJobOptions({}), now: clock() });
+    await jobs.create(job);
+    const work = (name: string) => workKey('acme', job.id, name);
+    const plan = {
+      plan: { chunks: 2, audio_duration_ms: 200_000, details: null },
+      files: [['chunk-0-0.wav'], ['chunk-1-0.wav']],
+    };
+    await media.putJson(work(MANIFEST_FILE), plan);
+    for (const name of ['chunk-0-0.wav', 'chunk-1-0.wav', 'result-0.json'])
+      media.objects.set(work(name), Buffer.from('{}'));
+    const other = workKey('acme', newJobId(), 'chunk-0-0.wav');
+    media.objects.set(other, Buffer.from('{}'));
+
+    await deleteJob({ jobs, media, clock }, 'acme', job.id);
+    expect([...media.objects.keys()]).toEqual([other]);
   });
 
   it("is a 404 for an unknown id, an absurd one and another tenant's job, which stays whole", async () => {

@@ -9,6 +9,7 @@ import {
   resultKey,
   workKey,
 } from '#commons/contract';
+import { deleteJob } from '#core/delete-job';
 import { JobFailure } from '#core/errors';
 import { type Job, newJob, newJobId, toStatusRecord } from '#core/job';
 import type { WorkerMessage } from '#core/messages';
@@ -498,7 +499,9 @@ describe('a chunked transcriber', () => {
       chunks_done: 3,
       chunks_total: 4,
     });
-    expect(await handle(transcriber, chunk(job.id, 1))).toBe('completed');
+    // The last chunk's worker assembles, and reports that step's time apart (the benchmark reads it).
+    const last = await handleWorkerMessage(deps(transcriber), chunk(job.id, 1), delivery());
+    expect(last).toEqual({ outcome: 'completed', assemblyMs: expect.any(Number) });
     expect(transcriber.transcribed.sort()).toEqual([0, 1, 2, 3]);
 
     expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({
@@ -528,6 +531,23 @@ describe('a chunked transcriber', () => {
     transcriber.failures.clear();
     expect(await handle(transcriber, chunk(job.id, 1), 2)).toBe('completed');
     expect(transcriber.transcribed).toEqual([0, 1]);
+  });
+
+  it('leaves nothing of a job deleted while one of its chunks was being transcribed', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(3);
+    await handle(transcriber, process(job.id));
+    expect(workFiles(job.id).length).toBeGreaterThan(0);
+    const transcribe = transcriber.transcribeChunk;
+    transcriber.transcribeChunk = async (input) => {
+      const result = await transcribe(input);
+      await deleteJob({ jobs, media, clock }, 'acme', job.id);
+      return result;
+    };
+    // The deletion removed the plan and the chunks' audio; the worker removes the result it wrote after.
+    expect(await handle(transcriber, chunk(job.id, 0))).toBe('skipped');
+    expect(workFiles(job.id)).toEqual([]);
+    expect([...media.objects.keys()].filter((key) => key.includes(job.id))).toEqual([]);
   });
 
   it('ends the job with the code of a chunk that can never succeed', async () => {

@@ -21,6 +21,33 @@ describe('parseSphinxOutput', () => {
     ]);
   });
 
+  it("moves back an utterance printed late, by its overlap with the next one or with the audio's end", () => {
+    // As PocketSphinx printed a 45 s piece cut inside speech: its first utterance 24 s late.
+    const output = [
+      'it has been called',
+      '<s> 24.480 24.590 0.99',
+      'it 24.600 24.810 0.3',
+      'has 24.820 24.950 0.1',
+      'called 60.500 61.070 0.9',
+      'the type',
+      '<s> 37.080 37.100 0.99',
+      'the 37.110 37.300 0.9',
+      'type 44.500 44.940 0.9',
+    ].join('\n');
+    // It ends at 61.07 s where the next begins at 37.08 s: 23.99 s late.
+    expect(parseSphinxOutput(output, 45_000).map((word) => [word.text, word.startMs])).toEqual([
+      ['it', 610],
+      ['has', 830],
+      ['called', 36_510],
+      ['the', 37_110],
+      ['type', 44_500],
+    ]);
+    // One utterance to the end of the audio: moved back by what passes the end. Within it: untouched.
+    const single = ['<s> 46.760 47.290 0.99', 'it 47.300 47.520 0.3', 'but 106.860 106.980 1.0'].join('\n');
+    expect(parseSphinxOutput(single, 60_260).map((word) => word.endMs)).toEqual([47_520 - 46_720, 60_260]);
+    expect(parseSphinxOutput(single, 120_000).map((word) => word.endMs)).toEqual([47_520, 106_980]);
+  });
+
   it('gives no words for output without word lines', () => {
     expect(parseSphinxOutput('\n<s> 0.000 0.150 1.000100\n</s> 0.160 0.480 1.000000\n')).toEqual([]);
   });
