@@ -74,18 +74,16 @@ export function parseSphinxOutput(output: string, audioMs = Number.POSITIVE_INFI
       }
     next = Math.min(next, ...tokens.map((token) => token.startMs));
   }
-  return utterances.flat().flatMap((token) => {
-    if (NON_WORD.test(token.text)) return [];
-    return [
-      {
-        text: token.text.replace(VARIANT, '').toLowerCase(),
-        startMs: token.startMs,
-        endMs: token.endMs,
-        // The decoder's posterior can exceed 1 by rounding; three decimals are all it means.
-        confidence: Number(Math.min(1, Math.max(0, token.probability)).toFixed(3)),
-      },
-    ];
-  });
+  return utterances
+    .flat()
+    .filter((token) => !NON_WORD.test(token.text))
+    .map((token) => ({
+      text: token.text.replace(VARIANT, '').toLowerCase(),
+      startMs: token.startMs,
+      endMs: token.endMs,
+      // The decoder's posterior can exceed 1 by rounding; three decimals are all it means.
+      confidence: Number(Math.min(1, Math.max(0, token.probability)).toFixed(3)),
+    }));
 }
 
 /**
