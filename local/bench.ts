@@ -12,10 +12,13 @@ import { parseJobOptions } from '#core/options';
 import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { runProcess } from '#speech/process';
 import { parseSphinxOutput, SphinxRecognizer } from '#speech/sphinx';
+import { detectSpeech } from '#speech/vad';
+import { detectVoicing } from '#speech/voicing';
+import { writeWavSlice } from '#speech/wav';
 import { percentile, wordErrorRate } from './evaluation/metrics.ts';
 import { readLocalSettings } from './settings.ts';
 
-const usage = `Usage: npm run bench -- [--minutes 3,10,15,60] [--scaling 60] [--accuracy 15] [--samples DIR]
+const usage = `Usage: npm run bench -- [--minutes 3,10,15,60] [--scaling 60] [--accuracy 15 (0: skip)] [--samples DIR]
 
 Side by side in one run, on recordings of the given lengths built from the sample utterances:
   1. the service (submit to completed, two workers) over pocketsphinx_continuous run directly on the
@@ -337,6 +340,67 @@ function awsEstimate(
   return { standard: finish(SQS_STANDARD_PER_SECOND), provisioned: finish(SQS_PROVISIONED_PER_SECOND) };
 }
 
+/**
+ * What a chunk's own steps cost over the recognition itself, on a slice of the recording as long as
+ * the mean chunk: voice activity, voicing, the cepstral-mean pass, and one more PocketSphinx start-up
+ * (the decode of each chunk loads the model; the direct run loads it once).
+ */
+async function chunkStepCosts(file: string, seconds: number, workDir: string) {
+  const slice = join(workDir, 'slice.wav');
+  const tiny = join(workDir, 'tiny.wav');
+  await writeWavSlice(file, 0, seconds * 1000, slice);
+  await writeWavSlice(file, 0, 100, tiny);
+  const median = async (step: () => Promise<unknown>) => {
+    const times: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      const started = performance.now();
+      await step();
+      times.push((performance.now() - started) / 1000);
+    }
+    return percentile(times, 50);
+  };
+  const recognizer = new SphinxRecognizer();
+  return [
+    { name: 'voice activity', seconds: await median(() => detectSpeech(slice)) },
+    { name: 'voicing', seconds: await median(() => detectVoicing(slice)) },
+    {
+      name: 'cepstral-mean pass',
+      seconds: await median(async () => {
+        const written = await recognizer.writeFeatureParameters(slice, 600_000);
+        if (written) await rm(written, { force: true });
+      }),
+    },
+    {
+      name: 'PocketSphinx start-up',
+      seconds: await median(() => new SphinxRecognizer({ estimateCepstralMean: false }).recognize(tiny)),
+    },
+  ];
+}
+
+/** Item 3: the service's own pipeline in one process over the file uncut, against the fanned-out run. */
+async function compareUncut(
+  recording: Recording,
+  runs: Map<number, ServiceRun>,
+  service: Service,
+  workDir: string,
+): Promise<void> {
+  console.log(
+    `\n3. fan-out against the same pipeline in one process, uncut, on the ${recording.minutes}-minute file`,
+  );
+  const uncut = await new LocalTranscriber(new SphinxRecognizer(), {
+    cut: cutAround(recording.minutes * 60),
+  }).transcribe({
+    audioFile: recording.file,
+    workDir,
+    options: parseJobOptions({ punctuate: 'false' }),
+  });
+  const uncutWer = wordErrorRate(recording.reference, uncut.transcript);
+  const fanned = runs.get(recording.minutes) ?? (await runService(service, recording, 2, workDir));
+  console.log(
+    `  WER uncut ${pct(uncutWer)}, fanned out ${pct(fanned.wer)} (${((fanned.wer - uncutWer) * 100).toFixed(1)} points)`,
+  );
+}
+
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
 const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
 
@@ -351,7 +415,7 @@ async function main(): Promise<void> {
   try {
     const recordings = new Map<number, Recording>();
     for (const minutes of new Set([...lengths, scalingMinutes, accuracyMinutes]))
-      recordings.set(minutes, await buildRecording(minutes, workDir));
+      if (minutes > 0) recordings.set(minutes, await buildRecording(minutes, workDir));
 
     console.log(`${cores} cores; each worker and the direct run on one core\n`);
     console.log('1, 3, 4. service (2 workers) against PocketSphinx run directly on the same audio');
@@ -401,6 +465,13 @@ async function main(): Promise<void> {
         `(longest ${Math.max(...allChunks).toFixed(1)} s), assembly ${assembly.toFixed(1)} s; ` +
         `overhead over the direct run (${direct.seconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk`,
     );
+    const steps = await chunkStepCosts(recording.file, meanChunk, workDir);
+    const named = steps.reduce((sum, step) => sum + step.seconds, 0);
+    console.log(
+      `  a chunk's steps, timed on a ${meanChunk.toFixed(1)} s slice (median of 3): ` +
+        `${steps.map((step) => `${step.name} ${step.seconds.toFixed(2)} s`).join(', ')}; ` +
+        `the rest of the overhead (queue, storage, job record, cut files) ${(overhead - named).toFixed(2)} s`,
+    );
     for (const workers of [2, 4, 8, 16, 100]) {
       const simulated = plan + makespan(allChunks, workers) + assembly;
       console.log(
@@ -412,22 +483,9 @@ async function main(): Promise<void> {
       `  on AWS, one hour of audio, ${AWS_WORKERS} workers (chunk costs scaled to the hour): ${onAws.standard.toFixed(1)} s ` +
         `with SQS polling in standard mode, ${onAws.provisioned.toFixed(1)} s in provisioned mode (README, *Long audio*)`,
     );
-    console.log(
-      `\n3. fan-out against the same pipeline in one process, uncut, on the ${accuracyMinutes}-minute file`,
-    );
-    const accuracyFile = recordings.get(accuracyMinutes) as Recording;
-    const uncut = await new LocalTranscriber(new SphinxRecognizer(), {
-      cut: cutAround(accuracyMinutes * 60),
-    }).transcribe({
-      audioFile: accuracyFile.file,
-      workDir,
-      options: parseJobOptions({ punctuate: 'false' }),
-    });
-    const uncutWer = wordErrorRate(accuracyFile.reference, uncut.transcript);
-    const fanned = runs.get(accuracyMinutes) ?? (await runService(service, accuracyFile, 2, workDir));
-    console.log(
-      `  WER uncut ${pct(uncutWer)}, fanned out ${pct(fanned.wer)} (${((fanned.wer - uncutWer) * 100).toFixed(1)} points)`,
-    );
+    const accuracyFile = recordings.get(accuracyMinutes);
+    if (accuracyFile) await compareUncut(accuracyFile, runs, service, workDir);
+
     const rss = [...runs.entries()].map(
       ([minutes, run]) => `${minutes} min ${mib(Math.max(...run.workers.map((w) => w.peakRssBytes)))}`,
     );

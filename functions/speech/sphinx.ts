@@ -149,8 +149,9 @@ export class SphinxRecognizer implements Recognizer {
    * short files but worse where the last speaker sounds unlike the first. Answers undefined when the pass
    * finds no speech (or logs no model): the model as is.
    */
-  private async writeFeatureParameters(wavFile: string, limitMs: number): Promise<string | undefined> {
-    const pass = await this.run(['-infile', wavFile, ...FRONT_END_PASS], limitMs);
+  async writeFeatureParameters(wavFile: string, limitMs: number): Promise<string | undefined> {
+    // Stopped at that first update: the rest of the pass would only be waited for.
+    const pass = await this.run(['-infile', wavFile, ...FRONT_END_PASS], limitMs, CEPSTRAL_MEAN_UPDATE);
     const mean = CEPSTRAL_MEAN_UPDATE.exec(pass.stderr)?.[1]?.trim().split(/\s+/);
     const modelFile = MODEL_FEATURE_PARAMETERS.exec(pass.stderr)?.[1];
     if (!mean || !modelFile || mean.some((value) => !Number.isFinite(Number(value)))) return undefined;
@@ -164,11 +165,23 @@ export class SphinxRecognizer implements Recognizer {
     return file;
   }
 
-  /** One run of PocketSphinx, either pass: killed at the time limit, and a failure unless it exits cleanly. */
-  private async run(args: string[], limitMs: number): Promise<{ stdout: string; stderr: string }> {
-    const { code, stdout, stderr, timedOut } = await runProcess(this.command, args, limitMs);
+  /**
+   * One run of PocketSphinx, either pass: killed at the time limit, and a failure unless it exits
+   * cleanly or was stopped once its log showed `stopWhen`.
+   */
+  private async run(
+    args: string[],
+    limitMs: number,
+    stopWhen?: RegExp,
+  ): Promise<{ stdout: string; stderr: string }> {
+    const { code, stdout, stderr, timedOut, stopped } = await runProcess(
+      this.command,
+      args,
+      limitMs,
+      stopWhen ? { stopWhen } : {},
+    );
     if (timedOut) throw new JobFailure('transcription_failed', 'Speech recognition took too long.');
-    if (code !== 0) throw new Error(`${this.command} exited with code ${code}.`);
+    if (code !== 0 && !stopped) throw new Error(`${this.command} exited with code ${code}.`);
     return { stdout, stderr };
   }
 }

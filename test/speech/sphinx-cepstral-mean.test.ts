@@ -23,7 +23,10 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
  * the model's feature parameters and the running cepstral mean (`updates`); on the decode, one word,
  * and a copy of the feature parameters it was given.
  */
-async function fakeSphinx(updates: string[]): Promise<{ command: string; calls: string; seen: string }> {
+async function fakeSphinx(
+  updates: string[],
+  afterLog = 'exit 0',
+): Promise<{ command: string; calls: string; seen: string }> {
   const model = join(dir, 'model.params');
   await writeFile(model, '-lowerf 130\n-cmn batch\n-cmninit 41.00,-5.29,-0.12\n-varnorm no\n');
   const calls = join(dir, 'calls.txt');
@@ -41,7 +44,7 @@ async function fakeSphinx(updates: string[]): Promise<{ command: string; calls: 
     command,
     `#!/bin/sh
 echo "$*" >> '${calls}'
-case " $* " in *" -maxhmmpf "*) ${log.replaceAll('\n', '; ')}; exit 0 ;; esac
+case " $* " in *" -maxhmmpf "*) ${log.replaceAll('\n', '; ')}; ${afterLog} ;; esac
 while [ $# -gt 0 ]; do [ "$1" = -featparams ] && cp "$2" '${seen}'; shift; done
 echo 'hello 0.100 0.400 0.900'
 `,
@@ -66,6 +69,20 @@ describe('PocketSphinx decodes from the cepstral mean of the audio it is given',
       '-lowerf 130\n-cmn batch\n-varnorm no\n-cmninit 57.44,8.12,-2.51\n',
     );
     expect((await readdir(dir)).filter((name) => name.endsWith('.feat.params'))).toEqual([]);
+  });
+
+  it('stops the pass at the first logged mean, which is all it is run for', async () => {
+    // Had the pass been left to run, it would have logged "late" before ending.
+    const fake = await fakeSphinx(
+      ['INFO: cmn_live.c(105): Update to   < 57.44  8.12 -2.51 >'],
+      `sleep 1; echo late >> '${join(dir, 'calls.txt')}'; exit 0`,
+    );
+    const words = await new SphinxRecognizer({ command: fake.command }).recognize(wavFile);
+    expect(words.map((word) => word.text)).toEqual(['hello']);
+    const calls = (await readFile(fake.calls, 'utf8')).trim().split('\n');
+    expect(calls).toHaveLength(2);
+    expect(calls).not.toContain('late');
+    expect(await readFile(fake.seen, 'utf8')).toContain('-cmninit 57.44,8.12,-2.51');
   });
 
   it("keeps the model's own start when the pass heard no speech, or logged something else", async () => {
