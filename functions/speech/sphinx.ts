@@ -87,10 +87,12 @@ export function parseSphinxOutput(output: string, audioMs = Number.POSITIVE_INFI
 }
 
 /**
- * Search settings that make a pass cost about 1% of a decode without touching the front end (voice
- * activity and features are computed as in a full decode): the first of the two passes runs with them.
+ * The first of the two passes needs the front end only (voice activity and features are computed as
+ * in a full decode, whatever the search): a keyword search for one word of a one-word dictionary
+ * spares loading the 130,000-word dictionary and the language model, most of a decode's start-up.
  */
-const FRONT_END_PASS = ['-maxhmmpf', '1', '-maxwpf', '1', '-fwdflat', 'no', '-bestpath', 'no'];
+const FRONT_END_PASS_WORD = 'hello';
+const FRONT_END_PASS_DICTIONARY = `${FRONT_END_PASS_WORD} HH AH L OW\n`;
 /** Logged by the live cepstral mean normalisation each time it updates its mean. */
 const CEPSTRAL_MEAN_UPDATE = /Update to\s+<([^>]+)>/;
 /** Logged when the model's feature parameters (among them its initial cepstral mean) are read. */
@@ -143,15 +145,21 @@ export class SphinxRecognizer implements Recognizer {
    * model's `-cmninit` (feat.params, which overrides the command line). Audio whose level or channel
    * differs from the model's training audio is decoded against a wrong mean until it has converged: the
    * first seconds of every piece, and the whole of a short file (README, *PocketSphinx's cepstral mean*).
-   * A first pass with the search all but switched off computes the same features and logs the running
+   * A first pass with a one-word keyword search computes the same features and logs the running
    * mean; its first update (the audio's opening seconds, what the decode starts on) becomes the start in
    * a copy of the model's feature parameters written beside the audio. The last update did as well on
    * short files but worse where the last speaker sounds unlike the first. Answers undefined when the pass
    * finds no speech (or logs no model): the model as is.
    */
   async writeFeatureParameters(wavFile: string, limitMs: number): Promise<string | undefined> {
-    // Stopped at that first update: the rest of the pass would only be waited for.
-    const pass = await this.run(['-infile', wavFile, ...FRONT_END_PASS], limitMs, CEPSTRAL_MEAN_UPDATE);
+    const dictionary = `${wavFile}.dict`;
+    await writeFile(dictionary, FRONT_END_PASS_DICTIONARY);
+    const pass = await this.run(
+      ['-infile', wavFile, '-dict', dictionary, '-keyphrase', FRONT_END_PASS_WORD],
+      limitMs,
+      // Stopped at that first update: the rest of the pass would only be waited for.
+      CEPSTRAL_MEAN_UPDATE,
+    ).finally(() => rm(dictionary, { force: true }));
     const mean = CEPSTRAL_MEAN_UPDATE.exec(pass.stderr)?.[1]?.trim().split(/\s+/);
     const modelFile = MODEL_FEATURE_PARAMETERS.exec(pass.stderr)?.[1];
     if (!mean || !modelFile || mean.some((value) => !Number.isFinite(Number(value)))) return undefined;

@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 /**
- * A stand-in for pocketsphinx_continuous that logs as it does: on the cheap pass (told by `-maxhmmpf`)
+ * A stand-in for pocketsphinx_continuous that logs as it does: on the cheap pass (told by `-keyphrase`)
  * the model's feature parameters and the running cepstral mean (`updates`); on the decode, one word,
  * and a copy of the feature parameters it was given.
  */
@@ -44,7 +44,7 @@ async function fakeSphinx(
     command,
     `#!/bin/sh
 echo "$*" >> '${calls}'
-case " $* " in *" -maxhmmpf "*) ${log.replaceAll('\n', '; ')}; ${afterLog} ;; esac
+case " $* " in *" -keyphrase "*) ${log.replaceAll('\n', '; ')}; ${afterLog} ;; esac
 while [ $# -gt 0 ]; do [ "$1" = -featparams ] && cp "$2" '${seen}'; shift; done
 echo 'hello 0.100 0.400 0.900'
 `,
@@ -54,7 +54,7 @@ echo 'hello 0.100 0.400 0.900'
 }
 
 describe('PocketSphinx decodes from the cepstral mean of the audio it is given', () => {
-  it("writes the model's feature parameters with the first logged mean as the start, and removes them after", async () => {
+  it("writes the model's feature parameters with the first logged mean as the start, and removes them and its dictionary after", async () => {
     const fake = await fakeSphinx([
       'INFO: cmn_live.c(105): Update to   < 57.44  8.12 -2.51 >',
       'INFO: cmn_live.c(138): Update to   < 58.50  3.50  5.09 >',
@@ -63,12 +63,12 @@ describe('PocketSphinx decodes from the cepstral mean of the audio it is given',
     expect(words.map((word) => word.text)).toEqual(['hello']);
     const calls = (await readFile(fake.calls, 'utf8')).trim().split('\n');
     expect(calls).toHaveLength(2);
-    expect(calls[0]).toContain('-maxhmmpf');
+    expect(calls[0]).toContain('-keyphrase');
     expect(calls[1]).toContain('-featparams');
     expect(await readFile(fake.seen, 'utf8')).toBe(
       '-lowerf 130\n-cmn batch\n-varnorm no\n-cmninit 57.44,8.12,-2.51\n',
     );
-    expect((await readdir(dir)).filter((name) => name.endsWith('.feat.params'))).toEqual([]);
+    expect((await readdir(dir)).filter((name) => /\.(feat\.params|dict)$/.test(name))).toEqual([]);
   });
 
   it('stops the pass at the first logged mean, which is all it is run for', async () => {
