@@ -238,6 +238,11 @@ export interface ChunkPlan {
   /** How many chunks; each is transcribed on its own, by any worker. */
   chunks: number;
   audio_duration_ms: number;
+  /**
+   * Each chunk's length of audio, when the transcriber knows it: chunks are queued longest first, so
+   * that the last ones workers pick up are short and the workers finish close together.
+   */
+  chunk_durations_ms?: number[];
   /** The transcriber's own record of the cut (JSON): chunk bounds, channels, notes. */
   details: unknown;
 }

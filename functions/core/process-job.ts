@@ -341,10 +341,7 @@ async function planChunks(
   }
   const manifest: ChunkManifest = { plan: { ...plan, details: plan.details ?? null }, files };
   await deps.media.putJson(workKey(job.tenantId, job.id, MANIFEST_FILE), manifest);
-  await deps.queue.enqueueChunks(
-    job.id,
-    Array.from({ length: plan.chunks }, (_, index) => index),
-  );
+  await deps.queue.enqueueChunks(job.id, longestFirst(plan));
   const dueAt = new Date(deps.clock().getTime() + CHUNKS_DUE_MS);
   await deps.jobs.recordPlan(job.id, owner, {
     chunks: plan.chunks,
@@ -352,6 +349,14 @@ async function planChunks(
     dueAt,
   });
   return 'fanned-out';
+}
+
+/** The chunks' indexes, longest first when the plan says how long they are, else in order. */
+function longestFirst(plan: ChunkPlan): number[] {
+  const durations = plan.chunk_durations_ms ?? [];
+  return Array.from({ length: plan.chunks }, (_, index) => index).sort(
+    (a, b) => (durations[b] ?? 0) - (durations[a] ?? 0),
+  );
 }
 
 /**

@@ -138,7 +138,12 @@ export class LocalTranscriber implements ChunkedTranscriber {
     }
     checkDecodedLength(durationMs);
     const details: PlanDetails = { chunks, channels: decoded.channels, notes: selection?.notes ?? [] };
-    return { chunks: chunks.length, audio_duration_ms: durationMs, details };
+    return {
+      chunks: chunks.length,
+      audio_duration_ms: durationMs,
+      chunk_durations_ms: chunks.map((bounds) => bounds.endMs - bounds.startMs),
+      details,
+    };
   }
 
   async transcribeChunk(input: {

@@ -422,7 +422,7 @@ describe('a dead-lettered job', () => {
  * file each), `transcribeChunk` reads a chunk's file back, `assemble` joins the chunks in order. It counts
  * what it did, and throws what a test puts in `failures` for a chunk.
  */
-function chunkedTranscriber(perChunk: number) {
+function chunkedTranscriber(perChunk: number, chunkDurationsMs?: number[]) {
   const transcriber = {
     mode: 'chunked' as const,
     plans: 0,
@@ -439,7 +439,12 @@ function chunkedTranscriber(perChunk: number) {
         await writeFile(file, words.slice(index * perChunk, (index + 1) * perChunk).join(' '));
         await storeChunk(index, [file], index === chunks - 1);
       }
-      return { chunks, audio_duration_ms: words.length * 100, details: { perChunk } };
+      return {
+        chunks,
+        audio_duration_ms: words.length * 100,
+        ...(chunkDurationsMs ? { chunk_durations_ms: chunkDurationsMs } : {}),
+        details: { perChunk },
+      };
     },
     async transcribeChunk({ index, files, plan }: Parameters<ChunkedTranscriber['transcribeChunk']>[0]) {
       const failure = transcriber.failures.get(index);
@@ -479,6 +484,14 @@ describe('a chunked transcriber', () => {
     expect(queue.sent).toEqual([]);
     expect(workFiles(job.id)).toEqual([]);
     expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({ transcript: SPOKEN });
+  });
+
+  it('queues the longest chunks first when the plan says how long they are, so that workers finish together', async () => {
+    const job = await spokenJob();
+    expect(await handle(chunkedTranscriber(3, [9_000, 30_000, 20_000, 30_000]), process(job.id))).toBe(
+      'fanned-out',
+    );
+    expect(queue.sent.map((message) => message.chunk)).toEqual([1, 3, 2, 0]);
   });
 
   it('fans a long file out, a message per chunk, shows progress, and the last chunk done assembles it once', async () => {
