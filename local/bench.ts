@@ -478,11 +478,24 @@ async function main(): Promise<void> {
         `  simulated ${String(workers).padStart(3)} workers: ${simulated.toFixed(1)} s, speed-up ${(one.seconds / simulated).toFixed(2)}×`,
       );
     }
-    const onAws = awsEstimate(plan, allChunks, assembly, (60 * 60) / recording.audioSeconds);
+    const toHour = (60 * 60) / recording.audioSeconds;
+    const onAws = awsEstimate(plan, allChunks, assembly, toHour);
     console.log(
       `  on AWS, one hour of audio, ${AWS_WORKERS} workers (chunk costs scaled to the hour): ${onAws.standard.toFixed(1)} s ` +
         `with SQS polling in standard mode, ${onAws.provisioned.toFixed(1)} s in provisioned mode (README, *Long audio*)`,
     );
+    // Shorter chunks, on paper: a chunk costs the measured overhead plus the measured rate per second of audio.
+    const perAudioSecond = (meanChunk - overhead) / (recording.audioSeconds / allChunks.length);
+    for (const seconds of [30, 20]) {
+      const count = Math.ceil(recording.audioSeconds / seconds);
+      const costs = new Array<number>(count).fill(overhead + seconds * perAudioSecond);
+      const shorter = awsEstimate(plan, costs, assembly, toHour);
+      console.log(
+        `    with chunks of ${seconds} s (modelled: ${overhead.toFixed(2)} s + ${perAudioSecond.toFixed(3)} s per second of audio): ` +
+          `${shorter.standard.toFixed(1)} s standard, ${shorter.provisioned.toFixed(1)} s provisioned; ` +
+          `were chunks queued as they are cut (the cut outpaces the ramp) ${(shorter.standard - plan * toHour).toFixed(1)} s, ${(shorter.provisioned - plan * toHour).toFixed(1)} s`,
+      );
+    }
     const accuracyFile = recordings.get(accuracyMinutes);
     if (accuracyFile) await compareUncut(accuracyFile, runs, service, workDir);
 
