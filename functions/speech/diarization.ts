@@ -24,12 +24,24 @@ export interface DiarizationInput {
 }
 
 /**
- * Who spoke when in one channel. The local transcriber calls this once per channel and labels words
- * by time overlap with the segments; any implementation (this classical one, or one built on a neural
+ * Who spoke when in one channel, in the two steps long audio needs, which may run in different workers:
+ * `gather` describes the voices of one chunk's speech as plain JSON (stored between workers), and
+ * `cluster` numbers the speakers once, from every chunk's record (in any order, checked: another worker
+ * or version wrote them), answering segments in file time. The local transcriber labels words by time
+ * overlap with the segments. Any implementation (this classical one, or one built on a neural
  * speaker-embedding model) plugs in through `LocalTranscriberSettings.diarizer`.
  */
 export interface Diarizer {
-  diarize(input: DiarizationInput): Promise<SpeakerSegment[]>;
+  gather(input: ChunkVoicesInput): Promise<unknown>;
+  cluster(records: readonly unknown[], options: { speakersExpected?: number | undefined }): SpeakerSegment[];
+}
+
+/** A whole file as one chunk: both steps in one call. */
+export async function diarize(
+  diarizer: Diarizer,
+  { speakersExpected, ...input }: DiarizationInput,
+): Promise<SpeakerSegment[]> {
+  return diarizer.cluster([await diarizer.gather({ ...input, offsetMs: 0 })], { speakersExpected });
 }
 
 /*
@@ -229,8 +241,17 @@ export function parseChunkVoices(value: unknown): ChunkVoices {
  * A whole file is one chunk: the same two steps serve long audio cut into chunks across workers.
  */
 export class BicDiarizer implements Diarizer {
-  async diarize({ speakersExpected, ...input }: DiarizationInput): Promise<SpeakerSegment[]> {
-    return clusterVoices([await gatherVoices({ ...input, offsetMs: 0 })], { speakersExpected });
+  gather(input: ChunkVoicesInput): Promise<ChunkVoices> {
+    return gatherVoices(input);
+  }
+
+  cluster(records: readonly unknown[], options: { speakersExpected?: number | undefined } = {}) {
+    return clusterVoices(records, options);
+  }
+
+  /** A whole file as one chunk. */
+  diarize(input: DiarizationInput): Promise<SpeakerSegment[]> {
+    return diarize(this, input);
   }
 }
 
@@ -283,7 +304,7 @@ export async function gatherVoices(input: ChunkVoicesInput): Promise<ChunkVoices
  * numbered by first appearance. Throws on a record that parseChunkVoices refuses, or on chunks that overlap.
  */
 export function clusterVoices(
-  chunks: readonly ChunkVoices[],
+  chunks: readonly unknown[],
   options: { speakersExpected?: number | undefined } = {},
 ): SpeakerSegment[] {
   const ordered = chunks.map(parseChunkVoices).sort((a, b) => a.offsetMs - b.offsetMs);

@@ -8,7 +8,7 @@ import type { JobOptions } from '#core/options';
 import type { ChunkedTranscriber, ChunkPlan, Transcription } from '#core/ports';
 import { assembleTranscript, type TimedWord } from '#core/result';
 import { type ChunkBounds, ChunkCutter, type CutSettings, ownsWord, planPieces } from './chunks.ts';
-import { type ChunkVoices, clusterVoices, gatherVoices, parseChunkVoices, speakerAt } from './diarization.ts';
+import { BicDiarizer, type Diarizer, speakerAt } from './diarization.ts';
 import { checkDecodedLength, decodePcm, dualChannelSelection, PCM_SAMPLE_RATE, probeMedia } from './media.ts';
 import { formatWords } from './punctuation.ts';
 import type { Recognizer } from './recognizer.ts';
@@ -33,6 +33,8 @@ export interface LocalTranscriberSettings {
   parallelism?: number;
   /** Where chunks are cut (tests and the benchmark tune it). */
   cut?: CutSettings;
+  /** Who spoke when (default: the classical `BicDiarizer`). */
+  diarizer?: Diarizer;
 }
 
 /** The plan's details: where each chunk lies, and what the audio was. */
@@ -46,12 +48,18 @@ const planDetails = z.object({
 });
 type PlanDetails = z.infer<typeof planDetails>;
 
-/** What a chunk worker hands on, per channel: the words the chunk owns (file time) and, to tell speakers apart, its voices. */
+/**
+ * What a chunk worker hands on, per channel: the words the chunk owns (file time) and, to tell speakers
+ * apart, the diarizer's record of its voices.
+ */
 interface ChunkResult {
-  channels: { words: TimedWord[]; voices?: ChunkVoices }[];
+  channels: { words: TimedWord[]; voices?: unknown }[];
 }
 
-/** A chunk's result as read back from the store: checked, since another worker (or version) wrote it. */
+/**
+ * A chunk's result as read back from the store: checked, since another worker (or version) wrote it.
+ * The voices are left to the diarizer, which checks its own records.
+ */
 const chunkResult = z.object({
   channels: z.array(
     z.object({
@@ -69,16 +77,6 @@ const chunkResult = z.object({
   ),
 });
 
-function parseChunkResult(value: unknown): ChunkResult {
-  const { channels } = chunkResult.parse(value);
-  return {
-    channels: channels.map(({ words, voices }) => ({
-      words,
-      ...(voices !== undefined ? { voices: parseChunkVoices(voices) } : {}),
-    })),
-  };
-}
-
 /**
  * The offline transcriber around a recognizer, in three steps that may run in different workers.
  * `plan`: probe, then decode as a stream (per channel for dual-channel jobs) and cut it at silences into
@@ -92,6 +90,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
   readonly mode = 'chunked';
   private readonly limit: LimitFunction;
   private readonly cut: CutSettings;
+  private readonly diarizer: Diarizer;
 
   constructor(
     private readonly recognizer: Recognizer,
@@ -99,6 +98,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
   ) {
     this.limit = pLimit(settings.parallelism ?? availableParallelism());
     this.cut = settings.cut ?? DEFAULT_CUT;
+    this.diarizer = settings.diarizer ?? new BicDiarizer();
   }
 
   async plan(input: {
@@ -181,7 +181,12 @@ export class LocalTranscriber implements ChunkedTranscriber {
         if (!input.options.speaker_diarization) return { words };
         // Only the speech of the part this chunk owns: the edges belong to its neighbours.
         const owned = ownRegions(regions, bounds);
-        const voices = await gatherVoices({ wavFile, regions: owned, voicing, offsetMs: bounds.startMs });
+        const voices = await this.diarizer.gather({
+          wavFile,
+          regions: owned,
+          voicing,
+          offsetMs: bounds.startMs,
+        });
         return { words, voices };
       }),
     );
@@ -195,7 +200,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
   }): Promise<Transcription> {
     const { options } = input;
     const details = planDetails.parse(input.plan.details);
-    const results = input.results.map(parseChunkResult);
+    const results: ChunkResult[] = input.results.map((result) => chunkResult.parse(result));
     const words: TimedWord[] = [];
     for (let channel = 0; channel < details.channels; channel++) {
       const heard = results
@@ -205,7 +210,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
       const voices = results.map((result) => result.channels[channel]?.voices).filter((v) => v !== undefined);
       const segments =
         options.speaker_diarization && voices.length > 0
-          ? clusterVoices(voices, { speakersExpected: options.speakers_expected })
+          ? this.diarizer.cluster(voices, { speakersExpected: options.speakers_expected })
           : undefined;
       const number = details.channels > 1 ? channel + 1 : undefined;
       for (const word of punctuated) {

@@ -6,10 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobFailure } from '#core/errors';
 import { parseJobOptions } from '#core/options';
 import { wordErrorRate } from '#local/evaluation/metrics';
+import type { Diarizer } from '#speech/diarization';
 import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { decodeToWav, probeMedia } from '#speech/media';
 import { SphinxRecognizer } from '#speech/sphinx';
-import { detectSpeech } from '#speech/vad';
+import { detectSpeech, type SpeechRegion } from '#speech/vad';
 import { detectVoicing } from '#speech/voicing';
 import { readWavLayout, wavDurationMs } from '#speech/wav';
 import {
@@ -233,6 +234,45 @@ describe('LocalTranscriber', () => {
     expect(starts).toEqual([...starts].sort((a, b) => a - b));
     expect(chunked.words.at(-1)?.endTime).toBeLessThanOrEqual(chunked.audio_duration_ms);
     expect(Math.abs((chunked.words[0]?.startTime ?? 0) - (whole.words[0]?.startTime ?? 0))).toBeLessThan(300);
+  });
+
+  it('takes any diarizer: its record of each chunk is gathered there, and all are clustered once', async () => {
+    const conversation = findSample(
+      (sample) => sample.kind === 'conversation' && (sample.duration_s ?? 0) > 15,
+    );
+    // A stand-in for, say, a neural speaker-embedding model: one speaker per chunk.
+    const gathered: number[] = [];
+    const clustered: unknown[][] = [];
+    const diarizer: Diarizer = {
+      async gather({ regions, offsetMs }) {
+        gathered.push(offsetMs);
+        return { offsetMs, regions };
+      },
+      cluster(records, { speakersExpected }) {
+        clustered.push([...records]);
+        expect(speakersExpected).toBe(3);
+        return (records as { offsetMs: number; regions: SpeechRegion[] }[]).flatMap((record, speaker) =>
+          record.regions.map((region) => ({
+            startMs: region.startMs + record.offsetMs,
+            endMs: region.endMs + record.offsetMs,
+            speaker,
+          })),
+        );
+      },
+    };
+    const result = await new LocalTranscriber(new SphinxRecognizer(), {
+      cut: cutAround(10),
+      diarizer,
+    }).transcribe({
+      audioFile: samplePath(conversation),
+      workDir,
+      options: parseJobOptions({ speaker_diarization: 'true', speakers_expected: '3' }),
+    });
+    expect(gathered.length).toBeGreaterThan(1);
+    expect(clustered).toHaveLength(1);
+    expect(clustered[0]).toHaveLength(gathered.length);
+    const labels = new Set(result.words.map((word) => word.speaker));
+    expect(labels.size).toBeGreaterThan(1);
   });
 
   it('fails a one-channel file sent with dual_channel=true as not_dual_channel', async () => {
