@@ -360,6 +360,8 @@ async function chunkStepCosts(file: string, seconds: number, workDir: string) {
     return percentile(times, 50);
   };
   const recognizer = new SphinxRecognizer();
+  // A chunk is recognised in pieces of at most maxPieceMs, each a PocketSphinx process that loads the model.
+  const pieces = Math.ceil((seconds * 1000) / recognizer.maxPieceMs);
   return [
     { name: 'voice activity', seconds: await median(() => detectSpeech(slice)) },
     { name: 'voicing', seconds: await median(() => detectVoicing(slice)) },
@@ -371,8 +373,9 @@ async function chunkStepCosts(file: string, seconds: number, workDir: string) {
       }),
     },
     {
-      name: 'PocketSphinx start-up',
-      seconds: await median(() => new SphinxRecognizer({ estimateCepstralMean: false }).recognize(tiny)),
+      name: `PocketSphinx start-up × ${pieces} pieces`,
+      seconds:
+        pieces * (await median(() => new SphinxRecognizer({ estimateCepstralMean: false }).recognize(tiny))),
     },
   ];
 }
@@ -465,10 +468,12 @@ async function main(): Promise<void> {
         `(longest ${Math.max(...allChunks).toFixed(1)} s), assembly ${assembly.toFixed(1)} s; ` +
         `overhead over the direct run (${direct.seconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk`,
     );
-    const steps = await chunkStepCosts(recording.file, meanChunk, workDir);
+    // The steps are timed on a slice as long as the mean chunk's audio.
+    const chunkAudioSeconds = recording.audioSeconds / allChunks.length;
+    const steps = await chunkStepCosts(recording.file, chunkAudioSeconds, workDir);
     const named = steps.reduce((sum, step) => sum + step.seconds, 0);
     console.log(
-      `  a chunk's steps, timed on a ${meanChunk.toFixed(1)} s slice (median of 3): ` +
+      `  a chunk's steps, timed on a ${chunkAudioSeconds.toFixed(1)} s slice of audio (median of 3): ` +
         `${steps.map((step) => `${step.name} ${step.seconds.toFixed(2)} s`).join(', ')}; ` +
         `the rest of the overhead (queue, storage, job record, cut files) ${(overhead - named).toFixed(2)} s`,
     );
