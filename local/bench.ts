@@ -461,15 +461,15 @@ async function main(): Promise<void> {
     const assembly = (last?.assemblyMs ?? 0) / 1000;
     const allChunks = [...chunkCosts, (last?.ms ?? 0) / 1000 - assembly];
     const meanChunk = allChunks.reduce((sum, cost) => sum + cost, 0) / allChunks.length;
+    const chunkAudioSeconds = recording.audioSeconds / allChunks.length;
     const direct = directRuns.get(scalingMinutes) ?? (await runDirect(recording));
     const overhead = (one.seconds - direct.seconds) / allChunks.length;
     console.log(
-      `  measured with 1 worker: cutting ${plan.toFixed(1)} s, ${allChunks.length} chunks of ${meanChunk.toFixed(1)} s on average ` +
+      `  measured with 1 worker: cutting ${plan.toFixed(1)} s, ${allChunks.length} chunks of ${chunkAudioSeconds.toFixed(1)} s of audio taking ${meanChunk.toFixed(1)} s on average ` +
         `(longest ${Math.max(...allChunks).toFixed(1)} s), assembly ${assembly.toFixed(1)} s; ` +
         `overhead over the direct run (${direct.seconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk`,
     );
     // The steps are timed on a slice as long as the mean chunk's audio.
-    const chunkAudioSeconds = recording.audioSeconds / allChunks.length;
     const steps = await chunkStepCosts(recording.file, chunkAudioSeconds, workDir);
     const named = steps.reduce((sum, step) => sum + step.seconds, 0);
     console.log(
@@ -490,7 +490,7 @@ async function main(): Promise<void> {
         `with SQS polling in standard mode, ${onAws.provisioned.toFixed(1)} s in provisioned mode (README, *Long audio*)`,
     );
     // Shorter chunks, on paper: a chunk costs the measured overhead plus the measured rate per second of audio.
-    const perAudioSecond = (meanChunk - overhead) / (recording.audioSeconds / allChunks.length);
+    const perAudioSecond = (meanChunk - overhead) / chunkAudioSeconds;
     for (const seconds of [30, 20]) {
       const count = Math.ceil(recording.audioSeconds / seconds);
       const costs = new Array<number>(count).fill(overhead + seconds * perAudioSecond);
