@@ -98,7 +98,15 @@ async function buildRecording(minutes: number, workDir: string): Promise<Recordi
 
 /** What one worker process did: its messages, and its peaks. */
 interface WorkerReport {
-  handled: { kind: string; outcome: string; ms: number; assemblyMs?: number | undefined }[];
+  handled: {
+    kind: string;
+    outcome: string;
+    ms: number;
+    assemblyMs?: number | undefined;
+    transcriptionMs?: number | undefined;
+    /** When the bench read the line (its own clock, `performance.now()`): the message's end. */
+    endedAt: number;
+  }[];
   peakRssBytes: number;
   peakScratchBytes: number;
 }
@@ -109,6 +117,7 @@ const handledLine = z.object({
   outcome: z.string(),
   ms: z.number(),
   assemblyMs: z.number().optional(),
+  transcriptionMs: z.number().optional(),
 });
 
 /** Sizes of the files under `dir` now (a worker's temporary directory). */
@@ -152,6 +161,8 @@ async function startWorkers(count: number, workDir: string) {
               outcome: parsed.data.outcome,
               ms: parsed.data.ms,
               assemblyMs: parsed.data.assemblyMs,
+              transcriptionMs: parsed.data.transcriptionMs,
+              endedAt: performance.now(),
             });
         } catch {
           // Not a log line.
@@ -250,6 +261,32 @@ interface ServiceRun {
   seconds: number;
   wer: number;
   workers: WorkerReport[];
+  /** The bench's clock at submission and when it saw the job completed. */
+  startedAt: number;
+  endedAt: number;
+}
+
+/**
+ * Where a run's wall time went, from the workers' own timings: how long each worker was busy with
+ * messages, and how long it waited before its first one (submission, the cut, the queue), between them
+ * (the queue) and after its last (for the other workers' last chunks, and the poll that saw the job done).
+ */
+function idleTimes(run: ServiceRun): string {
+  return run.workers
+    .map((worker, index) => {
+      const spans = worker.handled.map((h) => ({ start: h.endedAt - h.ms, end: h.endedAt }));
+      if (spans.length === 0) return `worker ${index + 1} handled no message`;
+      const busy = spans.reduce((sum, span) => sum + span.end - span.start, 0);
+      const first = Math.min(...spans.map((span) => span.start));
+      const last = Math.max(...spans.map((span) => span.end));
+      const between = last - first - busy;
+      const seconds = (ms: number) => `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
+      return (
+        `worker ${index + 1} busy ${seconds(busy)} (${worker.handled.length} messages), waiting ${seconds(first - run.startedAt)} before its first, ` +
+        `${seconds(between)} between, ${seconds(run.endedAt - last)} after its last`
+      );
+    })
+    .join('; ');
 }
 
 async function runService(
@@ -260,11 +297,17 @@ async function runService(
 ): Promise<ServiceRun> {
   const pool = await startWorkers(workers, workDir);
   try {
-    const started = performance.now();
+    const startedAt = performance.now();
     const id = await submit(service, recording.file);
     const transcript = await waitForJob(service, id);
-    const seconds = (performance.now() - started) / 1000;
-    return { seconds, wer: wordErrorRate(recording.reference, transcript), workers: await pool.stop() };
+    const endedAt = performance.now();
+    return {
+      seconds: (endedAt - startedAt) / 1000,
+      wer: wordErrorRate(recording.reference, transcript),
+      workers: await pool.stop(),
+      startedAt,
+      endedAt,
+    };
   } catch (error) {
     await pool.stop();
     throw error;
@@ -441,6 +484,7 @@ async function main(): Promise<void> {
           `worker peak RSS ${served.workers.map((w) => mib(w.peakRssBytes)).join(', ')}, ` +
           `scratch ${served.workers.map((w) => mib(w.peakScratchBytes)).join(', ')}`,
       );
+      console.log(`        ${idleTimes(served)}`);
     }
 
     console.log(`\n2. scaling on the ${scalingMinutes}-minute file`);
@@ -448,6 +492,7 @@ async function main(): Promise<void> {
     const one = await runService(service, recording, 1, workDir);
     const two = runs.get(scalingMinutes) ?? (await runService(service, recording, 2, workDir));
     console.log(`  1 worker ${one.seconds.toFixed(1)} s; 2 workers ${two.seconds.toFixed(1)} s`);
+    console.log(`  1 worker: ${idleTimes(one)}`);
     console.log(
       `  speed-up ${(one.seconds / two.seconds).toFixed(2)}×, efficiency ${pct(one.seconds / (2 * two.seconds))}`,
     );
@@ -464,10 +509,18 @@ async function main(): Promise<void> {
     const chunkAudioSeconds = recording.audioSeconds / allChunks.length;
     const direct = directRuns.get(scalingMinutes) ?? (await runDirect(recording));
     const overhead = (one.seconds - direct.seconds) / allChunks.length;
+    // Timed in the worker itself, so free of the machine's drift between runs: a chunk message's time
+    // outside the transcriber (claim, download, result, job record) and the assembly.
+    const chunkMessages = handled.filter((h) => h.kind === 'chunk' && h.transcriptionMs !== undefined);
+    const outsideTranscriber =
+      chunkMessages.reduce((sum, h) => sum + h.ms - (h.assemblyMs ?? 0) - (h.transcriptionMs ?? 0), 0) /
+      Math.max(1, chunkMessages.length) /
+      1000;
     console.log(
       `  measured with 1 worker: cutting ${plan.toFixed(1)} s, ${allChunks.length} chunks of ${chunkAudioSeconds.toFixed(1)} s of audio taking ${meanChunk.toFixed(1)} s on average ` +
         `(longest ${Math.max(...allChunks).toFixed(1)} s), assembly ${assembly.toFixed(1)} s; ` +
-        `overhead over the direct run (${direct.seconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk`,
+        `overhead over the direct run (${direct.seconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk, ` +
+        `of which ${outsideTranscriber.toFixed(2)} s outside the transcriber (claim, download, result, job record; timed in the worker)`,
     );
     // The steps are timed on a slice as long as the mean chunk's audio.
     const steps = await chunkStepCosts(recording.file, chunkAudioSeconds, workDir);
@@ -475,7 +528,7 @@ async function main(): Promise<void> {
     console.log(
       `  a chunk's steps, timed on a ${chunkAudioSeconds.toFixed(1)} s slice of audio (median of 3): ` +
         `${steps.map((step) => `${step.name} ${step.seconds.toFixed(2)} s`).join(', ')}; ` +
-        `the rest of the overhead (queue, storage, job record, cut files) ${(overhead - named).toFixed(2)} s`,
+        `the rest (the decode against the direct run's, and the machine's drift between the two runs) ${(overhead - named - outsideTranscriber).toFixed(2)} s`,
     );
     for (const workers of [2, 4, 8, 16, 100]) {
       const simulated = plan + makespan(allChunks, workers) + assembly;

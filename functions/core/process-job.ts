@@ -103,6 +103,11 @@ export interface WorkerResult {
   bug?: unknown;
   /** How long this message's assembly of a fanned-out job took: the benchmark's figure for that step. */
   assemblyMs?: number;
+  /**
+   * How long the transcriber took over this message's chunk: the rest of the message's time is the
+   * queue, the store and the job record, which the benchmark tells apart with it.
+   */
+  transcriptionMs?: number;
 }
 
 /** Thrown after a transient failure, once the message has been hidden until its next attempt. */
@@ -389,20 +394,23 @@ async function processChunk(
   if (job?.status !== 'processing' || transcriber.mode !== 'chunked') return { outcome: 'skipped' };
   let done = job.chunksDone?.length ?? 0;
   let chunks: number;
+  let transcriptionMs: number | undefined;
   try {
     const manifest = await readManifest(deps.media, job);
     chunks = manifest.plan.chunks;
     const names = manifest.files[index];
     if (!names) throw new RangeError(`Job ${job.id} has no chunk ${index}.`);
     if (!job.chunksDone?.includes(index)) {
-      const result = await transcribeStoredChunk(deps, transcriber, job, manifest.plan, index, names);
+      const transcribed = await transcribeStoredChunk(deps, transcriber, job, manifest.plan, index, names);
+      transcriptionMs = transcribed.ms;
+      const { result } = transcribed;
       await deps.media.putJson(workKey(job.tenantId, job.id, chunkResultFile(index)), result);
       const dueAt = new Date(deps.clock().getTime() + CHUNKS_DUE_MS);
       const count = await deps.jobs.markChunkDone(job.id, index, dueAt);
       if (count === undefined) {
         // The job ended meanwhile (failed, or deleted): nobody will read or remove this result.
         await removeWorkFiles(deps.media, job, [chunkResultFile(index)]);
-        return { outcome: 'skipped' };
+        return { outcome: 'skipped', ...timed(transcriptionMs) };
       }
       done = count;
     }
@@ -411,14 +419,23 @@ async function processChunk(
     if (settled) return settled;
     throw error;
   }
-  if (done < chunks) return { outcome: 'chunk-done' };
+  if (done < chunks) return { outcome: 'chunk-done', ...timed(transcriptionMs) };
   const assemblyStarted = performance.now();
   // If a worker holds the job (planning still, or assembling already), this message comes back later.
   const assembled = await underLease(deps, job.id, heartbeat, 'retry', (claimed) =>
     assembleChunks(deps, transcriber, claimed),
   );
-  if (assembled.outcome !== 'completed') return assembled;
-  return { ...assembled, assemblyMs: Math.round(performance.now() - assemblyStarted) };
+  if (assembled.outcome !== 'completed') return { ...assembled, ...timed(transcriptionMs) };
+  return {
+    ...assembled,
+    assemblyMs: Math.round(performance.now() - assemblyStarted),
+    ...timed(transcriptionMs),
+  };
+}
+
+/** A chunk's transcription time for the result, when this message transcribed it. */
+function timed(transcriptionMs: number | undefined): { transcriptionMs?: number } {
+  return transcriptionMs === undefined ? {} : { transcriptionMs: Math.round(transcriptionMs) };
 }
 
 async function transcribeStoredChunk(
@@ -428,14 +445,16 @@ async function transcribeStoredChunk(
   plan: ChunkPlan,
   index: number,
   names: string[],
-): Promise<unknown> {
+): Promise<{ result: unknown; ms: number }> {
   const workDir = await mkdtemp(join(tmpdir(), 'chunk-'));
   try {
     const files = names.map((name) => join(workDir, basename(name)));
     await Promise.all(
       names.map((name, n) => deps.media.downloadToFile(workKey(job.tenantId, job.id, name), files[n] ?? '')),
     );
-    return await transcriber.transcribeChunk({ plan, index, files, options: job.options, workDir });
+    const started = performance.now();
+    const result = await transcriber.transcribeChunk({ plan, index, files, options: job.options, workDir });
+    return { result, ms: performance.now() - started };
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }

@@ -23,19 +23,32 @@ export interface VoicingTrack {
   pitchHz: Float32Array;
 }
 
-/** Computes the voicing of a mono 16-bit PCM WAV file, streaming it in chunks. */
+/**
+ * Computes the voicing of a mono 16-bit PCM WAV file, streaming it in chunks.
+ *
+ * A frame correlates 20 ms (two hops, the longest period looked for) with itself shifted by every lag
+ * of the pitch range. Each hop's products are computed once and serve the two frames that cover it,
+ * and energies come from running sums of squares: half the work of correlating each frame on its own,
+ * with the same result (16-bit samples make every sum an exact integer).
+ */
 export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
   const layout = await readWavLayout(wavFile);
   if (layout.channels !== 1 || layout.bitsPerSample !== 16) throw new Error('Voicing needs mono 16-bit PCM.');
   if (layout.dataBytes < 2) return { hopMs: HOP_MS, voiced: new Uint8Array(0), pitchHz: new Float32Array(0) };
   const hop = Math.round((layout.sampleRate * HOP_MS) / 1000);
-  const minLag = Math.floor(layout.sampleRate / MAX_PITCH_HZ);
-  const maxLag = Math.ceil(layout.sampleRate / MIN_PITCH_HZ);
-  const span = maxLag; // samples correlated per lag
-  const window = span + maxLag;
+  const lags = {
+    min: Math.floor(layout.sampleRate / MAX_PITCH_HZ),
+    max: Math.ceil(layout.sampleRate / MIN_PITCH_HZ),
+  };
+  const span = 2 * hop;
+  const window = span + lags.max;
 
   const pitch: number[] = [];
-  let pending = new Float64Array(0);
+  // `samples[0]` is the first sample of frame `pitch.length`; `squares[i]` sums the squares before i.
+  let samples: Float64Array = new Float64Array(0);
+  let squares: Float64Array = new Float64Array(1);
+  // The products of the hop after the last frame's first, kept for the next frame.
+  let kept: Float64Array | undefined;
   let leftoverByte: Buffer | undefined;
   const stream = createReadStream(wavFile, {
     start: layout.dataOffset,
@@ -46,22 +59,54 @@ export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
     const chunk = leftoverByte ? Buffer.concat([leftoverByte, raw]) : raw;
     const usable = chunk.length - (chunk.length % 2);
     leftoverByte = usable < chunk.length ? chunk.subarray(usable) : undefined;
-    const samples = new Float64Array(pending.length + usable / 2);
-    samples.set(pending);
-    for (let i = 0; i < usable / 2; i++) samples[pending.length + i] = chunk.readInt16LE(i * 2);
+    const grown = new Float64Array(samples.length + usable / 2);
+    grown.set(samples);
+    for (let i = 0; i < usable / 2; i++) grown[samples.length + i] = chunk.readInt16LE(i * 2);
+    samples = grown;
+    squares = runningSquares(samples);
 
     let start = 0;
     for (; start + window <= samples.length; start += hop) {
-      pitch.push(pitchOf(samples, start, span, minLag, maxLag, layout.sampleRate));
+      const energy = sumBetween(squares, start, start + span);
+      if (Math.sqrt(energy / span) < MIN_RMS) {
+        pitch.push(0);
+        kept = undefined;
+        continue;
+      }
+      const first = kept ?? hopProducts(samples, start, hop, lags);
+      const second = hopProducts(samples, start + hop, hop, lags);
+      kept = second;
+      const correlation = new Float64Array(lags.max + 1);
+      for (let lag = lags.min; lag <= lags.max; lag++) {
+        const product = (first[lag] ?? 0) + (second[lag] ?? 0);
+        const lagged = sumBetween(squares, start + lag, start + lag + span);
+        correlation[lag] = product > 0 ? product / Math.sqrt(energy * lagged) : 0;
+      }
+      pitch.push(pitchOf(correlation, lags, layout.sampleRate));
     }
-    pending = samples.slice(start);
+    samples = samples.slice(start);
   }
-  // The tail shorter than one analysis window is judged on what there is.
-  for (let start = 0; start + hop <= pending.length; start += hop) {
-    const lagLimit = Math.min(maxLag, Math.floor((pending.length - start) / 2));
-    pitch.push(
-      lagLimit > minLag ? pitchOf(pending, start, lagLimit, minLag, lagLimit, layout.sampleRate) : 0,
-    );
+  // The tail shorter than one analysis window is judged on what there is, each frame on its own.
+  squares = runningSquares(samples);
+  for (let start = 0; start + hop <= samples.length; start += hop) {
+    const lagLimit = Math.min(lags.max, Math.floor((samples.length - start) / 2));
+    if (lagLimit <= lags.min) {
+      pitch.push(0);
+      continue;
+    }
+    const energy = sumBetween(squares, start, start + lagLimit);
+    if (Math.sqrt(energy / lagLimit) < MIN_RMS) {
+      pitch.push(0);
+      continue;
+    }
+    const correlation = new Float64Array(lagLimit + 1);
+    for (let lag = lags.min; lag <= lagLimit; lag++) {
+      let product = 0;
+      for (let n = start; n < start + lagLimit; n++) product += (samples[n] ?? 0) * (samples[n + lag] ?? 0);
+      const lagged = sumBetween(squares, start + lag, start + lag + lagLimit);
+      correlation[lag] = product > 0 ? product / Math.sqrt(energy * lagged) : 0;
+    }
+    pitch.push(pitchOf(correlation, { min: lags.min, max: lagLimit }, layout.sampleRate));
   }
   return {
     hopMs: HOP_MS,
@@ -70,37 +115,41 @@ export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
   };
 }
 
+function runningSquares(samples: Float64Array): Float64Array {
+  const sums = new Float64Array(samples.length + 1);
+  for (let i = 0; i < samples.length; i++) sums[i + 1] = (sums[i] ?? 0) + (samples[i] ?? 0) ** 2;
+  return sums;
+}
+
+function sumBetween(sums: Float64Array, from: number, to: number): number {
+  return (sums[to] ?? 0) - (sums[from] ?? 0);
+}
+
+/** For each lag, the sum over one hop from `start` of each sample times the sample `lag` later. */
+function hopProducts(
+  samples: Float64Array,
+  start: number,
+  hop: number,
+  lags: { min: number; max: number },
+): Float64Array {
+  const products = new Float64Array(lags.max + 1);
+  for (let lag = lags.min; lag <= lags.max; lag++) {
+    let product = 0;
+    for (let n = start; n < start + hop; n++) product += (samples[n] ?? 0) * (samples[n + lag] ?? 0);
+    products[lag] = product;
+  }
+  return products;
+}
+
 /** Correlation within this share of the best still counts: the shortest such period avoids octave errors. */
 const OCTAVE_TOLERANCE = 0.9;
 
-/** The frame's fundamental frequency in Hz, or 0 when it is silent or not periodic. */
-function pitchOf(
-  samples: Float64Array,
-  start: number,
-  span: number,
-  minLag: number,
-  maxLag: number,
-  sampleRate: number,
-): number {
-  let energy = 0;
-  for (let n = start; n < start + span; n++) energy += (samples[n] ?? 0) ** 2;
-  if (Math.sqrt(energy / span) < MIN_RMS) return 0;
-
-  const correlation = new Float64Array(maxLag + 1);
+/** The fundamental frequency in Hz of a frame's normalised correlation by lag, or 0 when it is not periodic. */
+function pitchOf(correlation: Float64Array, lags: { min: number; max: number }, sampleRate: number): number {
   let best = 0;
-  // Energy of the lagged span, slid along by one sample per lag.
-  let laggedEnergy = 0;
-  for (let n = start + minLag; n < start + minLag + span; n++) laggedEnergy += (samples[n] ?? 0) ** 2;
-  for (let lag = minLag; lag <= maxLag; lag++) {
-    let product = 0;
-    for (let n = start; n < start + span; n++) product += (samples[n] ?? 0) * (samples[n + lag] ?? 0);
-    const value = product > 0 ? product / Math.sqrt(energy * laggedEnergy) : 0;
-    correlation[lag] = value;
-    if (value > best) best = value;
-    laggedEnergy += (samples[start + lag + span] ?? 0) ** 2 - (samples[start + lag] ?? 0) ** 2;
-  }
+  for (let lag = lags.min; lag <= lags.max; lag++) best = Math.max(best, correlation[lag] ?? 0);
   if (best < VOICED_CORRELATION) return 0;
-  for (let lag = minLag + 1; lag < maxLag; lag++) {
+  for (let lag = lags.min + 1; lag < lags.max; lag++) {
     const value = correlation[lag] ?? 0;
     const isPeak = value >= (correlation[lag - 1] ?? 0) && value >= (correlation[lag + 1] ?? 0);
     if (isPeak && value >= OCTAVE_TOLERANCE * best) return sampleRate / lag;

@@ -49,7 +49,7 @@ async function processRecord(record: SQSRecord, deps: ProcessDeps): Promise<void
   if (!message) return; // An Amazon Transcribe event about another deployment's job.
   const started = performance.now();
   try {
-    const { outcome, bug, assemblyMs } = await handleWorkerMessage(deps, message, {
+    const { outcome, bug, assemblyMs, transcriptionMs } = await handleWorkerMessage(deps, message, {
       receiveCount,
       hide: (seconds) => queue.hideMessage(record.receiptHandle, seconds),
     });
@@ -60,6 +60,7 @@ async function processRecord(record: SQSRecord, deps: ProcessDeps): Promise<void
       outcome,
       ms: Math.round(performance.now() - started),
       ...(assemblyMs === undefined ? {} : { assemblyMs }),
+      ...(transcriptionMs === undefined ? {} : { transcriptionMs }),
     });
   } catch (error) {
     const retry = error instanceof RetryLater ? error : undefined;

@@ -512,9 +512,13 @@ describe('a chunked transcriber', () => {
       chunks_done: 3,
       chunks_total: 4,
     });
-    // The last chunk's worker assembles, and reports that step's time apart (the benchmark reads it).
+    // The last chunk's worker assembles, and reports its chunk's and that step's times apart (the benchmark reads them).
     const last = await handleWorkerMessage(deps(transcriber), chunk(job.id, 1), delivery());
-    expect(last).toEqual({ outcome: 'completed', assemblyMs: expect.any(Number) });
+    expect(last).toEqual({
+      outcome: 'completed',
+      assemblyMs: expect.any(Number),
+      transcriptionMs: expect.any(Number),
+    });
     expect(transcriber.transcribed.sort()).toEqual([0, 1, 2, 3]);
 
     expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({
