@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { awsServices } from '#aws/services';
-import { ENV, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
+import { DEFAULT_CHUNK_SECONDS, ENV, MAX_DIRECT_UPLOAD_BYTES } from '#commons/contract';
 import { parseJobOptions } from '#core/options';
 import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { runProcess } from '#speech/process';
@@ -24,6 +24,8 @@ Side by side in one run, on recordings of the given lengths built from the sampl
   1. the service (submit to completed, two workers) over pocketsphinx_continuous run directly on the
      same decoded audio in one process;
   2. scaling: the --scaling file with 1 and 2 workers, and N workers simulated from the measured costs;
+     one hour on AWS with 100 workers, from the chunk costs of one worker on two cores (the deployed
+     worker has about 2.3 vCPUs) at the default chunk length and at 30 s;
   3. word error rates of both against the reference text, and, on the --accuracy file, of the service's
      own pipeline in one process over the file uncut;
   4. each worker's peak resident memory and scratch disk;
@@ -135,20 +137,46 @@ async function peakRss(pid: number | undefined): Promise<number> {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-/** Starts `count` worker processes, each pinned to a core of its own, with their own scratch directory. */
-async function startWorkers(count: number, workDir: string) {
+/** How each worker process of a run is set up. */
+interface WorkerShape {
+  /** Cores each worker is pinned to (its own, as long as there are enough). */
+  coresEach: number;
+  /** `CHUNK_SECONDS` for the run (the service's default when not given). */
+  chunkSeconds?: number;
+}
+
+const ONE_CORE: WorkerShape = { coresEach: 1 };
+
+/** Worker processes running now: a bench stopped by a signal stops them too, else they would poll on. */
+const running = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const child of running) child.kill('SIGTERM');
+    process.exit(1);
+  });
+
+/** Starts `count` worker processes, each pinned to cores of its own, with their own scratch directory. */
+async function startWorkers(count: number, workDir: string, shape: WorkerShape = ONE_CORE) {
   const workers: { child: ChildProcess; report: WorkerReport; scratch: string }[] = [];
   for (let index = 0; index < count; index++) {
     const scratch = join(workDir, `worker-${index}`);
     await mkdir(scratch, { recursive: true });
+    const pinned = Array.from({ length: shape.coresEach }, (_, k) => (index * shape.coresEach + k) % cores);
     const child = spawn(
       'taskset',
-      ['-c', String(index % cores), process.execPath, '--import', 'tsx', 'local/worker-process.ts'],
+      ['-c', pinned.join(','), process.execPath, '--import', 'tsx', 'local/worker-process.ts'],
       {
-        env: { ...process.env, TMPDIR: scratch, [ENV.logLevel]: 'INFO' },
+        env: {
+          ...process.env,
+          TMPDIR: scratch,
+          [ENV.logLevel]: 'INFO',
+          ...(shape.chunkSeconds ? { [ENV.chunkSeconds]: String(shape.chunkSeconds) } : {}),
+        },
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     );
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     const report: WorkerReport = { handled: [], peakRssBytes: 0, peakScratchBytes: 0 };
     const ready = new Promise<void>((done) => {
       createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
@@ -294,8 +322,9 @@ async function runService(
   recording: Recording,
   workers: number,
   workDir: string,
+  shape: WorkerShape = ONE_CORE,
 ): Promise<ServiceRun> {
-  const pool = await startWorkers(workers, workDir);
+  const pool = await startWorkers(workers, workDir, shape);
   try {
     const startedAt = performance.now();
     const id = await submit(service, recording.file);
@@ -312,6 +341,20 @@ async function runService(
     await pool.stop();
     throw error;
   }
+}
+
+/** What a run's messages cost, as its workers timed them: the cut, each chunk, and the assembly (seconds). */
+function messageCosts(run: ServiceRun): { cut: number; chunks: number[]; assembly: number } {
+  const handled = run.workers.flatMap((worker) => worker.handled);
+  const cut = handled.filter((h) => h.kind === 'process').reduce((sum, h) => sum + h.ms, 0) / 1000;
+  // The last chunk's worker transcribes it, then assembles the job: the worker logs the two apart.
+  const last = handled.find((h) => h.kind === 'chunk' && h.outcome === 'completed');
+  const assembly = (last?.assemblyMs ?? 0) / 1000;
+  const chunks = handled
+    .filter((h) => h.kind === 'chunk' && h.outcome === 'chunk-done')
+    .map((h) => h.ms / 1000)
+    .concat(last ? [last.ms / 1000 - assembly] : []);
+  return { cut, chunks, assembly };
 }
 
 /** PocketSphinx alone over the whole file in one process, on one core as one worker has, with the service's settings. */
@@ -497,14 +540,7 @@ async function main(): Promise<void> {
       `  speed-up ${(one.seconds / two.seconds).toFixed(2)}×, efficiency ${pct(one.seconds / (2 * two.seconds))}`,
     );
     const handled = one.workers.flatMap((worker) => worker.handled);
-    const plan = handled.filter((h) => h.kind === 'process').reduce((sum, h) => sum + h.ms, 0) / 1000;
-    const chunkCosts = handled
-      .filter((h) => h.kind === 'chunk' && h.outcome === 'chunk-done')
-      .map((h) => h.ms / 1000);
-    // The last chunk's worker transcribes it, then assembles the job: the worker logs the two apart.
-    const last = handled.find((h) => h.kind === 'chunk' && h.outcome === 'completed');
-    const assembly = (last?.assemblyMs ?? 0) / 1000;
-    const allChunks = [...chunkCosts, (last?.ms ?? 0) / 1000 - assembly];
+    const { cut: plan, chunks: allChunks, assembly } = messageCosts(one);
     const meanChunk = allChunks.reduce((sum, cost) => sum + cost, 0) / allChunks.length;
     const chunkAudioSeconds = recording.audioSeconds / allChunks.length;
     const direct = directRuns.get(scalingMinutes) ?? (await runDirect(recording));
@@ -536,22 +572,24 @@ async function main(): Promise<void> {
         `  simulated ${String(workers).padStart(3)} workers: ${simulated.toFixed(1)} s, speed-up ${(one.seconds / simulated).toFixed(2)}×`,
       );
     }
+    // One hour on AWS, from chunk costs measured with one worker the size of the deployed one (4,096 MB,
+    // about 2.3 vCPUs: here this machine's cores, at most two), at the default chunk length and at 30 s.
     const toHour = (60 * 60) / recording.audioSeconds;
-    const onAws = awsEstimate(plan, allChunks, assembly, toHour);
+    const lambdaCores = Math.min(cores, 2);
     console.log(
-      `  on AWS, one hour of audio, ${AWS_WORKERS} workers (chunk costs scaled to the hour): ${onAws.standard.toFixed(1)} s ` +
-        `with SQS polling in standard mode, ${onAws.provisioned.toFixed(1)} s in provisioned mode (README, *Long audio*)`,
+      `  on AWS, one hour of audio, ${AWS_WORKERS} workers, chunk costs measured with one worker on ${lambdaCores} cores and scaled to the hour (README, *Long audio*):`,
     );
-    // Shorter chunks, on paper: a chunk costs the measured overhead plus the measured rate per second of audio.
-    const perAudioSecond = (meanChunk - overhead) / chunkAudioSeconds;
-    for (const seconds of [30, 20]) {
-      const count = Math.ceil(recording.audioSeconds / seconds);
-      const costs = new Array<number>(count).fill(overhead + seconds * perAudioSecond);
-      const shorter = awsEstimate(plan, costs, assembly, toHour);
+    for (const chunkSeconds of [DEFAULT_CHUNK_SECONDS, 30]) {
+      const sized = messageCosts(
+        await runService(service, recording, 1, workDir, { coresEach: lambdaCores, chunkSeconds }),
+      );
+      const mean = sized.chunks.reduce((sum, cost) => sum + cost, 0) / Math.max(1, sized.chunks.length);
+      const onAws = awsEstimate(sized.cut, sized.chunks, sized.assembly, toHour);
+      const withoutCut = (estimate: number) => (estimate - sized.cut * toHour).toFixed(1);
       console.log(
-        `    with chunks of ${seconds} s (modelled: ${overhead.toFixed(2)} s + ${perAudioSecond.toFixed(3)} s per second of audio): ` +
-          `${shorter.standard.toFixed(1)} s standard, ${shorter.provisioned.toFixed(1)} s provisioned; ` +
-          `were chunks queued as they are cut (the cut outpaces the ramp) ${(shorter.standard - plan * toHour).toFixed(1)} s, ${(shorter.provisioned - plan * toHour).toFixed(1)} s`,
+        `    CHUNK_SECONDS=${chunkSeconds}: cutting ${sized.cut.toFixed(1)} s, ${sized.chunks.length} chunks taking ${mean.toFixed(1)} s on average ` +
+          `(longest ${Math.max(...sized.chunks).toFixed(1)} s); ${onAws.standard.toFixed(1)} s with SQS polling in standard mode, ` +
+          `${onAws.provisioned.toFixed(1)} s in provisioned mode; were chunks queued as they are cut ${withoutCut(onAws.standard)} s, ${withoutCut(onAws.provisioned)} s`,
       );
     }
     const accuracyFile = recordings.get(accuracyMinutes);
