@@ -11,7 +11,15 @@ import { RESOURCES } from '#commons/contract';
 import { decodeCursor, encodeCursor, type ListPosition } from '#core/cursor';
 import type { JobError } from '#core/errors';
 import { isFinished, type Job, type WebhookDelivery } from '#core/job';
-import type { ClaimOutcome, DeletedJob, JobListQuery, JobPage, JobStore, Lease } from '#core/ports';
+import type {
+  ChunkProgress,
+  ClaimOutcome,
+  DeletedJob,
+  JobListQuery,
+  JobPage,
+  JobStore,
+  Lease,
+} from '#core/ports';
 
 const MAX_READS_PER_PAGE = 10;
 
@@ -256,7 +264,7 @@ export class DynamoJobStore implements JobStore {
     id: string,
     owner: string,
     plan: { chunks: number; audio_duration_ms: number; dueAt: Date },
-  ): Promise<boolean> {
+  ): Promise<number | undefined> {
     const attempt = await this.conditionalUpdate({
       Key: { id },
       UpdateExpression:
@@ -272,10 +280,10 @@ export class DynamoJobStore implements JobStore {
         ':expired': 0,
       },
     });
-    return attempt !== undefined;
+    return attempt && (toJob(attempt).chunksDone?.length ?? 0);
   }
 
-  async markChunkDone(id: string, index: number, dueAt: Date): Promise<number | undefined> {
+  async markChunkDone(id: string, index: number, dueAt: Date): Promise<ChunkProgress | undefined> {
     // A number set: a chunk's second completion adds nothing, so the count is of distinct chunks.
     const attempt = await this.conditionalUpdate({
       Key: { id },
@@ -288,7 +296,9 @@ export class DynamoJobStore implements JobStore {
         ':dueAt': dueAt.toISOString(),
       },
     });
-    return attempt && (toJob(attempt).chunksDone?.length ?? 0);
+    if (!attempt) return undefined;
+    const { chunksDone, chunksTotal } = toJob(attempt);
+    return { done: chunksDone?.length ?? 0, ...(chunksTotal !== undefined ? { total: chunksTotal } : {}) };
   }
 
   async setDue(id: string, dueAt: Date, ifDueAt?: string): Promise<boolean> {

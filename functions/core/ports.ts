@@ -38,20 +38,23 @@ export interface JobStore {
     update: { audio_duration_ms: number; now: Date; deadline: Date; dueAt: Date },
   ): Promise<boolean>;
   /**
-   * Records that the processing job `owner` holds was cut into `chunks` chunks, each now its own message,
-   * and gives up the lease: the chunks' workers carry the job on, and it is due at `dueAt` unless a chunk
-   * finishes. False when the job is no longer processing or no longer the owner's.
+   * Records that the processing job `owner` holds was cut into `chunks` chunks (each already its own
+   * message) and gives up the lease: the chunks' workers carry the job on, and it is due at `dueAt` unless
+   * a chunk finishes. Answers how many distinct chunks were done by then (chunks are queued as they are
+   * cut, so all may be), or undefined when the job is no longer processing or no longer the owner's.
    */
   recordPlan(
     id: string,
     owner: string,
     plan: { chunks: number; audio_duration_ms: number; dueAt: Date },
-  ): Promise<boolean>;
+  ): Promise<number | undefined>;
   /**
    * Records chunk `index` of a processing job as done (a second time changes nothing) and moves its due
-   * time on; answers how many distinct chunks are done, or undefined when the job is no longer processing.
+   * time on; answers how many distinct chunks are done and, once the plan is recorded, of how many, or
+   * undefined when the job is no longer processing. The plan and the chunks are recorded one after the
+   * other, so exactly one of the calls sees every chunk done.
    */
-  markChunkDone(id: string, index: number, dueAt: Date): Promise<number | undefined>;
+  markChunkDone(id: string, index: number, dueAt: Date): Promise<ChunkProgress | undefined>;
   /**
    * Moves the due time of an active job; with `ifDueAt`, only if nobody moved it since it was read, so
    * that one sweep acts on a job once. False when the condition did not hold.
@@ -233,25 +236,38 @@ export interface AsyncTranscriber {
   poll(job: Job): Promise<AsyncTranscriptionState>;
 }
 
-/** How a chunked transcriber cut a job's audio: what every chunk worker and the assembly read again. */
+/** How many of a fanned-out job's chunks are done; `total` is unknown until the whole file is cut. */
+export interface ChunkProgress {
+  done: number;
+  total?: number;
+}
+
+/** How a chunked transcriber cut a job's audio: what the assembly reads again. */
 export interface ChunkPlan {
   /** How many chunks; each is transcribed on its own, by any worker. */
   chunks: number;
   audio_duration_ms: number;
-  /**
-   * Each chunk's length of audio, when the transcriber knows it: chunks are queued longest first, so
-   * that the last ones workers pick up are short and the workers finish close together.
-   */
-  chunk_durations_ms?: number[];
-  /** The transcriber's own record of the cut (JSON): chunk bounds, channels, notes. */
+  /** The transcriber's own record of the cut as a whole (JSON): channels, notes. */
+  details: unknown;
+}
+
+/** A chunk as the cut hands it on, to be stored until a worker transcribes it. */
+export interface CutChunk {
+  index: number;
+  /** One file per channel. */
+  files: string[];
+  /** Whether the audio ended with this chunk. */
+  last: boolean;
+  /** The transcriber's own record of the chunk (JSON): where it lies in the file, its channels. */
   details: unknown;
 }
 
 /**
- * A transcriber whose work spreads over many workers: it cuts the audio into chunks (stored through
- * `storeChunk` as they are made, so that nothing of the file is held whole), transcribes one chunk at a
- * time from its stored files into a JSON result, and assembles the results once all are in. A file of
- * one chunk goes through the same three steps in one worker.
+ * A transcriber whose work spreads over many workers: it cuts the audio into chunks (each handed to
+ * `storeChunk` as soon as it is made, so that nothing of the file is held whole and workers can start on
+ * it while the rest is cut), transcribes one chunk at a time from its stored files into a JSON result,
+ * and assembles the results once all are in. A file of one chunk goes through the same three steps in
+ * one worker.
  */
 export interface ChunkedTranscriber {
   readonly mode: 'chunked';
@@ -260,12 +276,13 @@ export interface ChunkedTranscriber {
     audio: string;
     options: JobOptions;
     workDir: string;
-    /** Keeps chunk `index`'s files (one per channel) until its worker fetches them; awaited before reading on. */
-    storeChunk(index: number, files: string[], last: boolean): Promise<void>;
+    /** Keeps a chunk until its worker fetches it; awaited before the cut reads on. */
+    storeChunk(chunk: CutChunk): Promise<void>;
   }): Promise<ChunkPlan>;
   transcribeChunk(input: {
-    plan: ChunkPlan;
     index: number;
+    /** The chunk's `details`, as `storeChunk` was given them. */
+    details: unknown;
     /** The chunk's files, as `storeChunk` was given them, fetched into this worker. */
     files: string[];
     options: JobOptions;

@@ -19,7 +19,9 @@ import type {
   AudioFetcher,
   ChunkedTranscriber,
   ChunkPlan,
+  ChunkProgress,
   Clock,
+  CutChunk,
   JobQueue,
   JobStore,
   Lease,
@@ -33,8 +35,11 @@ import {
   chunkResultFile,
   MANIFEST_FILE,
   readManifest,
+  readStoredChunk,
   removeWorkFiles,
   STORE_CALLS_AT_ONCE,
+  type StoredChunk,
+  storedChunkFile,
   workFiles,
 } from './work-files.ts';
 
@@ -300,10 +305,11 @@ async function runJob(deps: ProcessDeps, job: Job, owner: string): Promise<Proce
 }
 
 /**
- * Cuts the audio into chunks, stores them, and queues a message for each: any free worker transcribes
- * one. A file of one chunk is transcribed here at once, without storing anything. The messages are
- * sent before the plan is recorded, so that a job whose plan is recorded always has its chunks queued;
- * a worker that dies before leaves the job to be planned again, which cuts the same chunks.
+ * Cuts the audio into chunks and, as each is cut, stores it and queues a message for it: any free worker
+ * transcribes it while the rest of the file is cut. A file of one chunk is transcribed here at once,
+ * without storing anything. Once the cut is done the plan is recorded; should every chunk be done by
+ * then, a start message assembles the job. A worker that dies while cutting leaves the job to be
+ * planned again, which cuts and queues the same chunks (those done are not transcribed again).
  */
 async function planChunks(
   deps: ProcessDeps,
@@ -315,53 +321,65 @@ async function planChunks(
 ): Promise<ProcessOutcome> {
   const { options } = job;
   const files: string[][] = [];
-  let kept: string[] | undefined;
+  let kept: CutChunk | undefined;
   let plan: ChunkPlan;
   try {
     plan = await transcriber.plan({
       audio,
       options,
       workDir,
-      storeChunk: async (index, paths, last) => {
-        if (index === 0 && last) {
-          kept = paths;
+      storeChunk: async (chunk) => {
+        if (chunk.index === 0 && chunk.last) {
+          kept = chunk;
           return;
         }
-        const names = paths.map((path, n) => `chunk-${index}-${n}${extname(path)}`);
+        const names = chunk.files.map((path, n) => `chunk-${chunk.index}-${n}${extname(path)}`);
         await Promise.all(
-          paths.map((path, n) => deps.media.putFile(workKey(job.tenantId, job.id, names[n] ?? ''), path)),
+          chunk.files.map((path, n) =>
+            deps.media.putFile(workKey(job.tenantId, job.id, names[n] ?? ''), path),
+          ),
         );
-        await Promise.all(paths.map((path) => rm(path, { force: true })));
-        files[index] = names;
+        await Promise.all(chunk.files.map((path) => rm(path, { force: true })));
+        files[chunk.index] = names;
+        const stored: StoredChunk = { files: names, details: chunk.details ?? null };
+        await deps.media.putJson(workKey(job.tenantId, job.id, storedChunkFile(chunk.index)), stored);
+        await deps.queue.enqueueChunks(job.id, [chunk.index]);
       },
     });
   } catch (error) {
-    // Audio that turned out too long, or undecodable past some point, leaves nothing behind.
-    await removeWorkFiles(deps.media, job, files.flat());
+    // Audio that turned out too long, or undecodable past some point, leaves nothing behind; the
+    // chunks already queued find the job ended.
+    await removeWorkFiles(deps.media, job, cutFiles(files));
     throw error;
   }
   if (plan.chunks === 1 && kept) {
-    const result = await transcriber.transcribeChunk({ plan, index: 0, files: kept, options, workDir });
+    const { files: paths, details } = kept;
+    const result = await transcriber.transcribeChunk({ index: 0, details, files: paths, options, workDir });
     return finish(deps, job, await transcriber.assemble({ plan, results: [result], options }));
   }
   const manifest: ChunkManifest = { plan: { ...plan, details: plan.details ?? null }, files };
   await deps.media.putJson(workKey(job.tenantId, job.id, MANIFEST_FILE), manifest);
-  await deps.queue.enqueueChunks(job.id, longestFirst(plan));
   const dueAt = new Date(deps.clock().getTime() + CHUNKS_DUE_MS);
-  await deps.jobs.recordPlan(job.id, owner, {
+  const done = await deps.jobs.recordPlan(job.id, owner, {
     chunks: plan.chunks,
     audio_duration_ms: plan.audio_duration_ms,
     dueAt,
   });
+  if (done === undefined) {
+    // Deleted or ended while it was cut (a deletion finds no plan to go by). A job still processing
+    // has another worker cutting it again, into the same files: those stay.
+    if ((await deps.jobs.get(job.id))?.status !== 'processing')
+      await removeWorkFiles(deps.media, job, workFiles(manifest));
+    return 'skipped';
+  }
+  // Every chunk was done before the cut ended, so no chunk's worker saw the total: a start message assembles.
+  if (done >= plan.chunks) await deps.queue.enqueue(job.id);
   return 'fanned-out';
 }
 
-/** The chunks' indexes, longest first when the plan says how long they are, else in order. */
-function longestFirst(plan: ChunkPlan): number[] {
-  const durations = plan.chunk_durations_ms ?? [];
-  return Array.from({ length: plan.chunks }, (_, index) => index).sort(
-    (a, b) => (durations[b] ?? 0) - (durations[a] ?? 0),
-  );
+/** The working files a cut stored, chunk by chunk, before it knew how many there would be. */
+function cutFiles(files: string[][]): string[] {
+  return files.flatMap((names, index) => [...names, storedChunkFile(index), chunkResultFile(index)]);
 }
 
 /**
@@ -392,34 +410,34 @@ async function processChunk(
   const { transcriber } = deps;
   const job = await deps.jobs.get(jobId);
   if (job?.status !== 'processing' || transcriber.mode !== 'chunked') return { outcome: 'skipped' };
-  let done = job.chunksDone?.length ?? 0;
-  let chunks: number;
+  let progress: ChunkProgress = { done: job.chunksDone?.length ?? 0, total: job.chunksTotal };
   let transcriptionMs: number | undefined;
   try {
-    const manifest = await readManifest(deps.media, job);
-    chunks = manifest.plan.chunks;
-    const names = manifest.files[index];
-    if (!names) throw new RangeError(`Job ${job.id} has no chunk ${index}.`);
     if (!job.chunksDone?.includes(index)) {
-      const transcribed = await transcribeStoredChunk(deps, transcriber, job, manifest.plan, index, names);
+      const stored = await readStoredChunk(deps.media, job, index);
+      const transcribed = await transcribeStoredChunk(deps, transcriber, job, index, stored);
       transcriptionMs = transcribed.ms;
       const { result } = transcribed;
       await deps.media.putJson(workKey(job.tenantId, job.id, chunkResultFile(index)), result);
       const dueAt = new Date(deps.clock().getTime() + CHUNKS_DUE_MS);
-      const count = await deps.jobs.markChunkDone(job.id, index, dueAt);
-      if (count === undefined) {
+      const marked = await deps.jobs.markChunkDone(job.id, index, dueAt);
+      if (marked === undefined) {
         // The job ended meanwhile (failed, or deleted): nobody will read or remove this result.
         await removeWorkFiles(deps.media, job, [chunkResultFile(index)]);
         return { outcome: 'skipped', ...timed(transcriptionMs) };
       }
-      done = count;
+      progress = marked;
     }
   } catch (error) {
+    // A job that ended meanwhile (its cut failed, or it was deleted) may have taken this chunk's files.
+    if ((await deps.jobs.get(job.id))?.status !== 'processing') return { outcome: 'skipped' };
     const settled = await settleFailure(deps, job, error);
     if (settled) return settled;
     throw error;
   }
-  if (done < chunks) return { outcome: 'chunk-done', ...timed(transcriptionMs) };
+  // Before the plan is recorded the total is unknown: the worker that records it sees this chunk done.
+  if (progress.total === undefined || progress.done < progress.total)
+    return { outcome: 'chunk-done', ...timed(transcriptionMs) };
   const assemblyStarted = performance.now();
   // If a worker holds the job (planning still, or assembling already), this message comes back later.
   const assembled = await underLease(deps, job.id, heartbeat, 'retry', (claimed) =>
@@ -442,18 +460,26 @@ async function transcribeStoredChunk(
   deps: ProcessDeps,
   transcriber: ChunkedTranscriber,
   job: Job,
-  plan: ChunkPlan,
   index: number,
-  names: string[],
+  stored: StoredChunk,
 ): Promise<{ result: unknown; ms: number }> {
   const workDir = await mkdtemp(join(tmpdir(), 'chunk-'));
   try {
-    const files = names.map((name) => join(workDir, basename(name)));
+    const files = stored.files.map((name) => join(workDir, basename(name)));
     await Promise.all(
-      names.map((name, n) => deps.media.downloadToFile(workKey(job.tenantId, job.id, name), files[n] ?? '')),
+      stored.files.map((name, n) =>
+        deps.media.downloadToFile(workKey(job.tenantId, job.id, name), files[n] ?? ''),
+      ),
     );
     const started = performance.now();
-    const result = await transcriber.transcribeChunk({ plan, index, files, options: job.options, workDir });
+    const { details } = stored;
+    const result = await transcriber.transcribeChunk({
+      index,
+      details,
+      files,
+      options: job.options,
+      workDir,
+    });
     return { result, ms: performance.now() - started };
   } finally {
     await rm(workDir, { recursive: true, force: true });

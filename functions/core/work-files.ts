@@ -5,11 +5,16 @@ import type { Job } from './job.ts';
 import type { MediaStore } from './ports.ts';
 
 /**
- * A fanned-out job's working files under `work/TENANT/JOB/`: the plan, each chunk's audio and each
- * chunk's result. Workers write and read them; the assembly and a deletion remove them.
+ * A fanned-out job's working files under `work/TENANT/JOB/`: each chunk's audio and what its worker needs
+ * to know of it, each chunk's result, and the plan. Workers write and read them; the assembly and a
+ * deletion remove them.
  */
 
-/** What the workers of a job's chunks read: the transcriber's plan and how many files each chunk has. */
+/** What a chunk's worker reads, stored with the chunk's audio as it is cut: its files and its details. */
+export const storedChunk = z.object({ files: z.array(z.string()).min(1), details: z.unknown() });
+export type StoredChunk = z.infer<typeof storedChunk>;
+
+/** What the assembly reads once the whole file is cut: the transcriber's plan and each chunk's files. */
 export const chunkManifest = z.object({
   plan: z.object({
     chunks: z.number().int().positive(),
@@ -22,6 +27,7 @@ export type ChunkManifest = z.infer<typeof chunkManifest>;
 
 export const MANIFEST_FILE = 'plan.json';
 export const chunkResultFile = (index: number) => `result-${index}.json`;
+export const storedChunkFile = (index: number) => `chunk-${index}.json`;
 
 /** Reads and deletes of working files in flight at once: a four-hour file has a few hundred. */
 export const STORE_CALLS_AT_ONCE = 16;
@@ -32,12 +38,18 @@ export async function readManifest(media: MediaStore, job: JobKey): Promise<Chun
   return chunkManifest.parse(await media.readJson(workKey(job.tenantId, job.id, MANIFEST_FILE)));
 }
 
-/** A job's working files: its plan, its chunks' audio and their results. */
+export async function readStoredChunk(media: MediaStore, job: JobKey, index: number): Promise<StoredChunk> {
+  return storedChunk.parse(await media.readJson(workKey(job.tenantId, job.id, storedChunkFile(index))));
+}
+
+/** A job's working files: its plan, its chunks' audio and records, and their results. */
 export function workFiles(manifest: ChunkManifest): string[] {
+  const chunks = Array.from({ length: manifest.plan.chunks }, (_, index) => index);
   return [
     MANIFEST_FILE,
     ...manifest.files.flat(),
-    ...Array.from({ length: manifest.plan.chunks }, (_, index) => chunkResultFile(index)),
+    ...chunks.map(storedChunkFile),
+    ...chunks.map(chunkResultFile),
   ];
 }
 

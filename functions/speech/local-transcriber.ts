@@ -5,7 +5,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
 import { DEFAULT_CHUNK_SECONDS } from '#commons/contract';
 import type { JobOptions } from '#core/options';
-import type { ChunkedTranscriber, ChunkPlan, Transcription } from '#core/ports';
+import type { ChunkedTranscriber, ChunkPlan, CutChunk, Transcription } from '#core/ports';
 import { assembleTranscript, type TimedWord } from '#core/result';
 import { type ChunkBounds, ChunkCutter, type CutSettings, ownsWord, planPieces } from './chunks.ts';
 import { BicDiarizer, type Diarizer, speakerAt } from './diarization.ts';
@@ -37,15 +37,23 @@ export interface LocalTranscriberSettings {
   diarizer?: Diarizer;
 }
 
-/** The plan's details: where each chunk lies, and what the audio was. */
-const planDetails = z.object({
-  chunks: z.array(
-    z.object({ startMs: z.number(), endMs: z.number(), ownStartMs: z.number(), ownEndMs: z.number() }),
-  ),
-  /** The job's channels as transcribed: 1, or 2 for a dual-channel job. */
-  channels: z.number().int().min(1).max(2),
-  notes: z.array(z.string()),
+/** The job's channels as transcribed: 1, or 2 for a dual-channel job. */
+const channelCount = z.number().int().min(1).max(2);
+
+/** A chunk's details: where it lies in the file, and how many channels it has. */
+const chunkDetails = z.object({
+  bounds: z.object({
+    startMs: z.number(),
+    endMs: z.number(),
+    ownStartMs: z.number(),
+    ownEndMs: z.number(),
+  }),
+  channels: channelCount,
 });
+type ChunkDetails = z.infer<typeof chunkDetails>;
+
+/** The plan's details: what the audio was. */
+const planDetails = z.object({ channels: channelCount, notes: z.array(z.string()) });
 type PlanDetails = z.infer<typeof planDetails>;
 
 /**
@@ -105,18 +113,18 @@ export class LocalTranscriber implements ChunkedTranscriber {
     audio: string;
     options: JobOptions;
     workDir: string;
-    storeChunk(index: number, files: string[], last: boolean): Promise<void>;
+    storeChunk(chunk: CutChunk): Promise<void>;
   }): Promise<ChunkPlan> {
     const media = await probeMedia(input.audio);
     const selection = input.options.dual_channel ? dualChannelSelection(media) : undefined;
     const decoded = decodePcm(input.audio, selection?.channels);
-    const chunks: ChunkBounds[] = [];
+    let chunks = 0;
     const cutter = new ChunkCutter(
       decoded.channels,
       PCM_SAMPLE_RATE,
       this.cut,
       async (index, bounds, audio, last) => {
-        chunks.push(bounds);
+        chunks += 1;
         const files = await Promise.all(
           audio.map(async (samples, channel) => {
             const file = join(input.workDir, `chunk-${index}-${channel}.wav`);
@@ -124,7 +132,8 @@ export class LocalTranscriber implements ChunkedTranscriber {
             return file;
           }),
         );
-        await input.storeChunk(index, files, last);
+        const details: ChunkDetails = { bounds, channels: decoded.channels };
+        await input.storeChunk({ index, files, last, details });
       },
     );
     let durationMs: number;
@@ -137,25 +146,18 @@ export class LocalTranscriber implements ChunkedTranscriber {
       throw error;
     }
     checkDecodedLength(durationMs);
-    const details: PlanDetails = { chunks, channels: decoded.channels, notes: selection?.notes ?? [] };
-    return {
-      chunks: chunks.length,
-      audio_duration_ms: durationMs,
-      chunk_durations_ms: chunks.map((bounds) => bounds.endMs - bounds.startMs),
-      details,
-    };
+    const details: PlanDetails = { channels: decoded.channels, notes: selection?.notes ?? [] };
+    return { chunks, audio_duration_ms: durationMs, details };
   }
 
   async transcribeChunk(input: {
-    plan: ChunkPlan;
     index: number;
+    details: unknown;
     files: string[];
     options: JobOptions;
     workDir: string;
   }): Promise<ChunkResult> {
-    const details = planDetails.parse(input.plan.details);
-    const bounds = details.chunks[input.index];
-    if (!bounds) throw new Error(`The plan has no chunk ${input.index}.`);
+    const { bounds, ...chunk } = chunkDetails.parse(input.details);
     const channels = await Promise.all(
       input.files.map(async (wavFile, channelIndex) => {
         const regions = await detectSpeech(wavFile);
@@ -169,7 +171,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
           ),
           detectVoicing(wavFile),
         ]);
-        const channel = details.channels > 1 ? channelIndex + 1 : undefined;
+        const channel = chunk.channels > 1 ? channelIndex + 1 : undefined;
         const words = keepVoicedWords(keepWordsInSpeech(heard, regions), voicing)
           .map((word) => ({
             ...word,
@@ -236,21 +238,19 @@ export class LocalTranscriber implements ChunkedTranscriber {
     workDir: string;
     options: JobOptions;
   }): Promise<Transcription> {
-    const stored: string[][] = [];
+    const stored: CutChunk[] = [];
     const plan = await this.plan({
       audio: input.audioFile,
       options: input.options,
       workDir: input.workDir,
-      storeChunk: async (index, files) => {
-        stored[index] = files;
+      storeChunk: async (chunk) => {
+        stored.push(chunk);
       },
     });
     const results: ChunkResult[] = [];
-    for (let index = 0; index < plan.chunks; index++) {
-      const files = stored[index] ?? [];
-      results.push(
-        await this.transcribeChunk({ plan, index, files, options: input.options, workDir: input.workDir }),
-      );
+    for (const { index, files, details } of stored) {
+      const { options, workDir } = input;
+      results.push(await this.transcribeChunk({ index, details, files, options, workDir }));
       await Promise.all(files.map((file) => rm(file, { force: true })));
     }
     return this.assemble({ plan, results, options: input.options });

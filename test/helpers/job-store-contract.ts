@@ -123,12 +123,14 @@ export function describeJobStore(name: string, store: () => JobStore): void {
       expect(await store().extendLease(job.id, lease(LEASE_MS + 3, 'owner'))).toBe(false);
     });
 
-    it('records a plan for the lease holder only, gives the lease up, and counts distinct chunks done', async () => {
+    it('records a plan for the lease holder only, gives the lease up, and counts distinct chunks done, before and after it', async () => {
       const job = await stored();
       await store().claim(job.id, lease(0, 'planner'));
       const plan = { chunks: 3, audio_duration_ms: 180_000, dueAt: at(1_800_000) };
-      expect(await store().recordPlan(job.id, 'intruder', plan)).toBe(false);
-      expect(await store().recordPlan(job.id, 'planner', plan)).toBe(true);
+      // Chunks are queued as they are cut: one may be done before the plan is recorded.
+      expect(await store().markChunkDone(job.id, 2, at(5))).toEqual({ done: 1 });
+      expect(await store().recordPlan(job.id, 'intruder', plan)).toBeUndefined();
+      expect(await store().recordPlan(job.id, 'planner', plan)).toBe(1);
       const planned = await store().get(job.id);
       expect(planned).toMatchObject({
         chunksTotal: 3,
@@ -142,15 +144,18 @@ export function describeJobStore(name: string, store: () => JobStore): void {
       expect((await store().get(job.id))?.dueAt).toBe(at(3_600_000).toISOString());
 
       const counts = [];
-      for (const index of [2, 0, 2]) counts.push(await store().markChunkDone(job.id, index, at(10)));
-      expect(counts).toEqual([1, 2, 2]);
+      for (const index of [0, 2]) counts.push(await store().markChunkDone(job.id, index, at(10)));
+      expect(counts).toEqual([
+        { done: 2, total: 3 },
+        { done: 2, total: 3 },
+      ]);
       // Two workers finishing the last chunks at once: exactly one of them sees every chunk done.
       const other = await stored();
       await store().claim(other.id, lease(0, 'planner'));
-      await store().recordPlan(other.id, 'planner', { ...plan, chunks: 2 });
+      expect(await store().recordPlan(other.id, 'planner', { ...plan, chunks: 2 })).toBe(0);
       const last = await Promise.all([0, 1].map((index) => store().markChunkDone(other.id, index, at(10))));
-      expect(last.sort()).toEqual([1, 2]);
-      expect(await store().markChunkDone(job.id, 1, at(20))).toBe(3);
+      expect(last.map((progress) => progress?.done).sort()).toEqual([1, 2]);
+      expect(await store().markChunkDone(job.id, 1, at(20))).toEqual({ done: 3, total: 3 });
       expect((await store().get(job.id))?.chunksDone?.sort()).toEqual([0, 1, 2]);
       expect((await store().get(job.id))?.dueAt).toBe(at(20).toISOString());
 
@@ -158,7 +163,7 @@ export function describeJobStore(name: string, store: () => JobStore): void {
       expect(await store().markChunkDone(job.id, 1, at(30))).toBeUndefined();
       const ended = await store().get(job.id);
       expect(ended).not.toHaveProperty('chunksDone');
-      expect(await store().recordPlan(job.id, 'assembler', plan)).toBe(false);
+      expect(await store().recordPlan(job.id, 'assembler', plan)).toBeUndefined();
     });
 
     it('lists active jobs past their due time, earliest first, and moves a due time once', async () => {

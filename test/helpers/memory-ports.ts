@@ -6,6 +6,7 @@ import { isExpired, isFinished, type Job, type WebhookDelivery } from '#core/job
 import type {
   ApiKeyRecord,
   ApiKeyStore,
+  ChunkProgress,
   ClaimOutcome,
   Clock,
   DeletedJob,
@@ -101,9 +102,9 @@ export class InMemoryJobStore implements JobStore {
     id: string,
     owner: string,
     plan: { chunks: number; audio_duration_ms: number; dueAt: Date },
-  ): Promise<boolean> {
+  ): Promise<number | undefined> {
     const job = this.items.get(id);
-    if (job?.status !== 'processing' || job.leaseOwner !== owner) return false;
+    if (job?.status !== 'processing' || job.leaseOwner !== owner) return undefined;
     Object.assign(job, {
       chunksTotal: plan.chunks,
       audio_duration_ms: plan.audio_duration_ms,
@@ -111,15 +112,18 @@ export class InMemoryJobStore implements JobStore {
       leaseExpiresAt: 0,
     });
     delete job.leaseOwner;
-    return true;
+    return job.chunksDone?.length ?? 0;
   }
 
-  async markChunkDone(id: string, index: number, dueAt: Date): Promise<number | undefined> {
+  async markChunkDone(id: string, index: number, dueAt: Date): Promise<ChunkProgress | undefined> {
     const job = this.items.get(id);
     if (job?.status !== 'processing') return undefined;
     job.chunksDone = [...new Set([...(job.chunksDone ?? []), index])].sort((a, b) => a - b);
     job.dueAt = dueAt.toISOString();
-    return job.chunksDone.length;
+    return {
+      done: job.chunksDone.length,
+      ...(job.chunksTotal !== undefined ? { total: job.chunksTotal } : {}),
+    };
   }
 
   async complete(id: string, update: { resultKey: string; audio_duration_ms: number }): Promise<boolean> {

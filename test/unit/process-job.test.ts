@@ -419,15 +419,19 @@ describe('a dead-lettered job', () => {
 
 /**
  * A chunked transcriber whose "audio" is a text: `plan` cuts its words into chunks of `perChunk` (one
- * file each), `transcribeChunk` reads a chunk's file back, `assemble` joins the chunks in order. It counts
- * what it did, and throws what a test puts in `failures` for a chunk.
+ * file each, its first word's position as its details), `transcribeChunk` reads a chunk's file back,
+ * `assemble` joins the chunks in order. It counts what it did, throws what a test puts in `failures` for
+ * a chunk, runs `afterStore` once each chunk is stored (the cut goes on when it returns) and fails the
+ * cut with `cutFailure` past the chunks it stored.
  */
-function chunkedTranscriber(perChunk: number, chunkDurationsMs?: number[]) {
+function chunkedTranscriber(perChunk: number) {
   const transcriber = {
     mode: 'chunked' as const,
     plans: 0,
     transcribed: [] as number[],
     failures: new Map<number, Error>(),
+    afterStore: async (_index: number) => {},
+    cutFailure: undefined as Error | undefined,
     async plan({ audio, workDir, storeChunk }: Parameters<ChunkedTranscriber['plan']>[0]) {
       transcriber.plans += 1;
       const words = (media.objects.get(audio.replace('memory://', '')) ?? Buffer.alloc(0))
@@ -437,23 +441,22 @@ function chunkedTranscriber(perChunk: number, chunkDurationsMs?: number[]) {
       for (let index = 0; index < chunks; index++) {
         const file = join(workDir, `chunk-${index}.txt`);
         await writeFile(file, words.slice(index * perChunk, (index + 1) * perChunk).join(' '));
-        await storeChunk(index, [file], index === chunks - 1);
+        const details = { firstWord: index * perChunk };
+        await storeChunk({ index, files: [file], last: index === chunks - 1, details });
+        await transcriber.afterStore(index);
       }
-      return {
-        chunks,
-        audio_duration_ms: words.length * 100,
-        ...(chunkDurationsMs ? { chunk_durations_ms: chunkDurationsMs } : {}),
-        details: { perChunk },
-      };
+      if (transcriber.cutFailure) throw transcriber.cutFailure;
+      return { chunks, audio_duration_ms: words.length * 100, details: { perChunk } };
     },
-    async transcribeChunk({ index, files, plan }: Parameters<ChunkedTranscriber['transcribeChunk']>[0]) {
+    async transcribeChunk({ index, files, details }: Parameters<ChunkedTranscriber['transcribeChunk']>[0]) {
       const failure = transcriber.failures.get(index);
       if (failure) throw failure;
-      expect(plan.details).toEqual({ perChunk });
+      expect(details).toEqual({ firstWord: index * perChunk });
       transcriber.transcribed.push(index);
       return { index, text: await readFile(files[0] ?? '', 'utf8') };
     },
     async assemble({ results, plan }: Parameters<ChunkedTranscriber['assemble']>[0]) {
+      expect(plan.details).toEqual({ perChunk });
       const texts = (results as { index: number; text: string }[]).map((result, index) => {
         expect(result.index).toBe(index);
         return result.text;
@@ -486,12 +489,75 @@ describe('a chunked transcriber', () => {
     expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({ transcript: SPOKEN });
   });
 
-  it('queues the longest chunks first when the plan says how long they are, so that workers finish together', async () => {
+  it('queues each chunk as soon as it is cut, so that workers start on it while the rest is cut', async () => {
     const job = await spokenJob();
-    expect(await handle(chunkedTranscriber(3, [9_000, 30_000, 20_000, 30_000]), process(job.id))).toBe(
-      'fanned-out',
-    );
-    expect(queue.sent.map((message) => message.chunk)).toEqual([1, 3, 2, 0]);
+    const transcriber = chunkedTranscriber(3);
+    const outcomes: string[] = [];
+    transcriber.afterStore = async (index) => {
+      expect(queue.sent.map((message) => message.chunk)).toEqual(
+        Array.from({ length: index + 1 }, (_, n) => n),
+      );
+      // Another worker takes the chunk at once: done, but the total is not known yet.
+      if (index < 2) outcomes.push(await handle(transcriber, chunk(job.id, index)));
+    };
+    expect(await handle(transcriber, process(job.id))).toBe('fanned-out');
+    expect(outcomes).toEqual(['chunk-done', 'chunk-done']);
+    expect(await jobs.get(job.id)).toMatchObject({ chunksTotal: 4, chunksDone: [0, 1] });
+    expect(await handle(transcriber, chunk(job.id, 2))).toBe('chunk-done');
+    expect(await handle(transcriber, chunk(job.id, 3))).toBe('completed');
+    expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({ transcript: SPOKEN });
+    expect(transcriber.transcribed).toEqual([0, 1, 2, 3]);
+  });
+
+  it('assembles through a start message when every chunk was done before the cut ended', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(3);
+    transcriber.afterStore = async (index) => {
+      expect(await handle(transcriber, chunk(job.id, index))).toBe('chunk-done');
+    };
+    expect(await handle(transcriber, process(job.id))).toBe('fanned-out');
+    // The last chunk's worker could not know it was the last; the worker that cut the file did.
+    expect(queue.sent.at(-1)).toEqual({ jobId: job.id, delaySeconds: 0 });
+    expect(await handle(transcriber, process(job.id))).toBe('completed');
+    expect(await media.getResult(resultKey('acme', job.id))).toMatchObject({ transcript: SPOKEN });
+    expect(workFiles(job.id)).toEqual([]);
+    expect(transcriber.transcribed).toEqual([0, 1, 2, 3]);
+  });
+
+  it("ends the job with the cut's code when the cut fails past queued chunks, and leaves nothing behind", async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(3);
+    transcriber.cutFailure = new JobFailure('audio_too_long', 'The audio is longer than 4 hours.');
+    transcriber.afterStore = async (index) => {
+      if (index === 0) expect(await handle(transcriber, chunk(job.id, 0))).toBe('chunk-done');
+    };
+    expect(await handle(transcriber, process(job.id))).toBe('failed');
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'error', error: { code: 'audio_too_long' } });
+    expect(workFiles(job.id)).toEqual([]);
+    // The chunks queued before the cut failed find the job ended.
+    expect(queue.sent.map((message) => message.chunk)).toEqual([0, 1, 2, 3]);
+    for (const index of [1, 2, 3]) expect(await handle(transcriber, chunk(job.id, index))).toBe('skipped');
+    expect(transcriber.transcribed).toEqual([0]);
+  });
+
+  it('a chunk whose files vanished with its ended job is skipped, not failed as a bug', async () => {
+    const job = await spokenJob();
+    const transcriber = chunkedTranscriber(5);
+    transcriber.afterStore = async (index) => {
+      if (index > 0) return;
+      // Another worker takes chunk 0 as the cut fails: the cut removes its files before ending the job.
+      const download = media.downloadToFile.bind(media);
+      media.downloadToFile = async (key, file) => {
+        media.downloadToFile = download;
+        await jobs.fail(job.id, { code: 'audio_too_long', message: 'Too long.' });
+        for (const name of workFiles(job.id)) media.objects.delete(name);
+        return download(key, file);
+      };
+      expect(await handle(transcriber, chunk(job.id, 0))).toBe('skipped');
+    };
+    expect(await handle(transcriber, process(job.id))).toBe('skipped');
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'error', error: { code: 'audio_too_long' } });
+    expect(workFiles(job.id)).toEqual([]);
   });
 
   it('fans a long file out, a message per chunk, shows progress, and the last chunk done assembles it once', async () => {
@@ -577,11 +643,11 @@ describe('a chunked transcriber', () => {
     expect(await handle(transcriber, chunk(job.id, 1))).toBe('skipped');
   });
 
-  it('refuses a tampered plan as a bug rather than transcribing from it', async () => {
+  it('refuses a tampered chunk record as a bug rather than transcribing from it', async () => {
     const job = await spokenJob();
     const transcriber = chunkedTranscriber(5);
     await handle(transcriber, process(job.id));
-    await media.putJson(workKey('acme', job.id, 'plan.json'), { plan: { chunks: 'two' } });
+    await media.putJson(workKey('acme', job.id, 'chunk-0.json'), { files: 'two' });
     expect(await handle(transcriber, chunk(job.id, 0))).toBe('failed');
     expect(await jobs.get(job.id)).toMatchObject({ status: 'error', error: { code: 'internal' } });
   });
@@ -595,7 +661,7 @@ describe('a chunked transcriber', () => {
     // Both chunks done, but the worker of the last died before assembling: a start message assembles.
     await handle(transcriber, chunk(job.id, 0));
     const unfinished = await jobs.markChunkDone(job.id, 1, clock());
-    expect(unfinished).toBe(2);
+    expect(unfinished).toEqual({ done: 2, total: 2 });
     await media.putJson(workKey('acme', job.id, 'result-1.json'), {
       index: 1,
       text: 'six seven eight nine ten',
