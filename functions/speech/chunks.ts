@@ -184,24 +184,34 @@ export function ownsWord(bounds: ChunkBounds, word: { startMs: number; endMs: nu
 const PIECE_EDGE_MS = 200;
 
 /**
- * Groups speech regions into pieces of at most `maxPieceMs`, cut in the silences between regions (a
- * region longer than a piece becomes pieces of its own), each cut at the middle of its gap: what one
- * worker decodes in parallel, one recognizer process a piece.
+ * Groups speech regions into as few pieces as `maxPieceMs` allows, of about equal length, cut in the
+ * silences between regions (a region longer than a piece is cut into equal parts), each cut at the
+ * middle of its gap: what one worker decodes in parallel, one recognizer process a piece. Equal pieces,
+ * not full ones and a remainder: the longest piece sets when a chunk is done on a worker of several cores.
  */
 export function planPieces(
   regions: { startMs: number; endMs: number }[],
   durationMs: number,
   maxPieceMs: number,
 ): { startMs: number; endMs: number }[] {
+  const spanMs = (regions.at(-1)?.endMs ?? 0) - (regions[0]?.startMs ?? 0);
+  const targetMs = spanMs / Math.max(1, Math.ceil(spanMs / maxPieceMs));
   const pieces: { startMs: number; endMs: number }[] = [];
   for (const region of regions) {
     const current = pieces.at(-1);
-    if (current && region.endMs - current.startMs <= maxPieceMs) {
+    if (
+      current &&
+      current.endMs - current.startMs < targetMs &&
+      region.endMs - current.startMs <= maxPieceMs
+    ) {
       current.endMs = region.endMs;
       continue;
     }
-    for (let start = region.startMs; start < region.endMs; start += maxPieceMs) {
-      pieces.push({ startMs: start, endMs: Math.min(region.endMs, start + maxPieceMs) });
+    const parts = Math.ceil((region.endMs - region.startMs) / maxPieceMs);
+    const partMs = (region.endMs - region.startMs) / parts;
+    for (let part = 0; part < parts; part++) {
+      const startMs = region.startMs + part * partMs;
+      pieces.push({ startMs, endMs: part === parts - 1 ? region.endMs : startMs + partMs });
     }
   }
   return pieces.map((piece, index) => {

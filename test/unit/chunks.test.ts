@@ -38,10 +38,26 @@ describe('planPieces', () => {
     }
   });
 
-  it('cuts a region longer than a chunk into pieces', () => {
+  it('cuts a region longer than a piece into equal pieces', () => {
     const chunks = planPieces([{ startMs: 0, endMs: 75_000 }], 80_000, MAX_PIECE_MS);
-    expect(chunks).toHaveLength(3);
-    expect(chunks.at(-1)?.endMs).toBe(80_000);
+    expect(chunks.map((chunk) => [chunk.startMs, chunk.endMs])).toEqual([
+      [0, 25_000],
+      [25_000, 50_000],
+      [50_000, 80_000],
+    ]);
+  });
+
+  it('makes as few pieces as the limit allows, of about equal length rather than full ones and a remainder', () => {
+    // 75 s of utterances of 4 s with 1 s pauses: two pieces of about 37 s, not 60 s and 15 s.
+    const regions = Array.from({ length: 15 }, (_, i) => ({ startMs: i * 5_000, endMs: i * 5_000 + 4_000 }));
+    const pieces = planPieces(regions, 75_000, 60_000);
+    expect(pieces).toHaveLength(2);
+    const lengths = pieces.map((piece) => piece.endMs - piece.startMs);
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(45_000);
+    expect(Math.min(...lengths)).toBeGreaterThanOrEqual(30_000);
+    // Speech that fits one piece stays one piece, and no speech gives none.
+    expect(planPieces(regions.slice(0, 10), 50_000, 60_000)).toEqual([{ startMs: 0, endMs: 50_000 }]);
+    expect(planPieces([], 50_000, 60_000)).toEqual([]);
   });
 });
 
