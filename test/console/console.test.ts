@@ -150,12 +150,16 @@ async function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 }
 
-/** Where the audio is after `action` seeks it, in seconds, from the player's own `seeked` event. */
+/**
+ * Where `action` seeks the audio to, in seconds, read at the player's own `seeking` event: while it seeks
+ * the position stands still, where by `seeked` a seek that also plays (Enter on a word) has moved on by
+ * however long the machine took.
+ */
 async function seekedTo(page: Page, action: () => Promise<void>): Promise<number> {
   await page.evaluate(() => {
     const audio = document.querySelector('audio') as HTMLAudioElement;
     (window as unknown as { nextSeek: Promise<number> }).nextSeek = new Promise((resolve) =>
-      audio.addEventListener('seeked', () => resolve(audio.currentTime), { once: true }),
+      audio.addEventListener('seeking', () => resolve(audio.currentTime), { once: true }),
     );
   });
   await action();
