@@ -501,6 +501,8 @@ async function compareUncut(
 
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
 const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+const average = (values: number[]) =>
+  values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
 
 async function main(): Promise<void> {
   const workDir = await mkdtemp(join(tmpdir(), 'bench-'));
@@ -550,7 +552,7 @@ async function main(): Promise<void> {
     );
     const handled = one.workers.flatMap((worker) => worker.handled);
     const { cut: plan, chunks: allChunks, assembly } = messageCosts(one);
-    const meanChunk = allChunks.reduce((sum, cost) => sum + cost, 0) / allChunks.length;
+    const meanChunk = average(allChunks);
     const chunkAudioSeconds = recording.audioSeconds / allChunks.length;
     const direct = directRuns.get(scalingMinutes) ?? (await runDirect(recording));
     const overhead = (one.seconds - direct.seconds) / allChunks.length;
@@ -592,7 +594,7 @@ async function main(): Promise<void> {
       const sized = messageCosts(
         await runService(service, recording, 1, workDir, { coresEach: lambdaCores, chunkSeconds }),
       );
-      const mean = sized.chunks.reduce((sum, cost) => sum + cost, 0) / Math.max(1, sized.chunks.length);
+      const mean = average(sized.chunks);
       const onAws = awsEstimate(sized.cut, sized.chunks, sized.assembly, toHour);
       console.log(
         `    CHUNK_SECONDS=${chunkSeconds}: cutting ${sized.cut.toFixed(1)} s, ${sized.chunks.length} chunks taking ${mean.toFixed(1)} s on average ` +

@@ -32,6 +32,7 @@ import type {
 } from './ports.ts';
 import {
   type ChunkManifest,
+  chunkFiles,
   chunkResultFile,
   MANIFEST_FILE,
   readManifest,
@@ -349,7 +350,7 @@ async function planChunks(
   } catch (error) {
     // Audio that turned out too long, or undecodable past some point, leaves nothing behind; the
     // chunks already queued find the job ended.
-    await removeWorkFiles(deps.media, job, cutFiles(files));
+    await removeWorkFiles(deps.media, job, chunkFiles(files));
     throw error;
   }
   if (plan.chunks === 1 && kept) {
@@ -375,11 +376,6 @@ async function planChunks(
   // Every chunk was done before the cut ended, so no chunk's worker saw the total: a start message assembles.
   if (done >= plan.chunks) await deps.queue.enqueue(job.id);
   return 'fanned-out';
-}
-
-/** The working files a cut stored, chunk by chunk, before it knew how many there would be. */
-function cutFiles(files: string[][]): string[] {
-  return files.flatMap((names, index) => [...names, storedChunkFile(index), chunkResultFile(index)]);
 }
 
 /**

@@ -44,13 +44,12 @@ export async function readStoredChunk(media: MediaStore, job: JobKey, index: num
 
 /** A job's working files: its plan, its chunks' audio and records, and their results. */
 export function workFiles(manifest: ChunkManifest): string[] {
-  const chunks = Array.from({ length: manifest.plan.chunks }, (_, index) => index);
-  return [
-    MANIFEST_FILE,
-    ...manifest.files.flat(),
-    ...chunks.map(storedChunkFile),
-    ...chunks.map(chunkResultFile),
-  ];
+  return [MANIFEST_FILE, ...chunkFiles(manifest.files)];
+}
+
+/** The working files of the chunks whose audio files are `files` (per chunk): audio, record and result. */
+export function chunkFiles(files: string[][]): string[] {
+  return files.flatMap((names, index) => [...names, storedChunkFile(index), chunkResultFile(index)]);
 }
 
 /** Best effort, a few at a time: the bucket's lifecycle rule removes what is left behind. */

@@ -157,7 +157,8 @@ export class LocalTranscriber implements ChunkedTranscriber {
     options: JobOptions;
     workDir: string;
   }): Promise<ChunkResult> {
-    const { bounds, ...chunk } = chunkDetails.parse(input.details);
+    const details = chunkDetails.parse(input.details);
+    const { bounds } = details;
     const channels = await Promise.all(
       input.files.map(async (wavFile, channelIndex) => {
         const regions = await detectSpeech(wavFile);
@@ -171,7 +172,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
           ),
           detectVoicing(wavFile),
         ]);
-        const channel = chunk.channels > 1 ? channelIndex + 1 : undefined;
+        const channel = details.channels > 1 ? channelIndex + 1 : undefined;
         const words = keepVoicedWords(keepWordsInSpeech(heard, regions), voicing)
           .map((word) => ({
             ...word,
