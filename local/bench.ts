@@ -437,8 +437,8 @@ function awsEstimate(
 
 /**
  * What a chunk's own steps cost over the recognition itself, on a slice of the recording as long as
- * the mean chunk: voice activity, voicing, the cepstral-mean pass, and one more PocketSphinx start-up
- * (the decode of each chunk loads the model; the direct run loads it once).
+ * the mean chunk: voice activity, voicing, and what a kept decoder spends on a piece besides its words
+ * (the cepstral-mean pass and the decode of a 100 ms file; the model's start-up is paid once per worker).
  */
 async function chunkStepCosts(file: string, seconds: number, workDir: string) {
   const slice = join(workDir, 'slice.wav');
@@ -455,22 +455,15 @@ async function chunkStepCosts(file: string, seconds: number, workDir: string) {
     return percentile(times, 50);
   };
   const recognizer = new SphinxRecognizer();
-  // A chunk is recognised in pieces of at most maxPieceMs, each a PocketSphinx process that loads the model.
+  // A chunk is recognised in pieces of at most maxPieceMs, each a request to a kept decoder.
   const pieces = Math.ceil((seconds * 1000) / recognizer.maxPieceMs);
+  await recognizer.recognize(tiny);
   return [
     { name: 'voice activity', seconds: await median(() => detectSpeech(slice)) },
     { name: 'voicing', seconds: await median(() => detectVoicing(slice)) },
     {
-      name: 'cepstral-mean pass',
-      seconds: await median(async () => {
-        const written = await recognizer.writeFeatureParameters(slice, 600_000);
-        if (written) await rm(written, { force: true });
-      }),
-    },
-    {
-      name: `PocketSphinx start-up × ${pieces} pieces`,
-      seconds:
-        pieces * (await median(() => new SphinxRecognizer({ estimateCepstralMean: false }).recognize(tiny))),
+      name: `decoder request × ${pieces} pieces`,
+      seconds: pieces * (await median(() => recognizer.recognize(tiny))),
     },
   ];
 }

@@ -29,6 +29,10 @@ const debianPackages = [
   { command: 'cmake', package: 'cmake' },
   { command: 'python3', package: 'python3' },
   { command: 'xz', package: 'xz-utils' },
+  // The sphinx-decoder (functions/speech/sphinx-decoder.c) compiles against PocketSphinx's library.
+  { command: 'gcc', package: 'gcc' },
+  { command: 'pkg-config', package: 'pkg-config' },
+  { path: '/usr/include/pocketsphinx/pocketsphinx.h', package: 'libpocketsphinx-dev' },
 ];
 
 function hasCommand(command) {
@@ -95,6 +99,19 @@ if (!built || !existsSync(whisperStamp) || readFileSync(whisperStamp, 'utf8') !=
 function writeStamp() {
   mkdirSync(dirname(whisperStamp), { recursive: true });
   writeFileSync(whisperStamp, whisperBuild());
+}
+
+// The sphinx engine's decoder, kept loaded by each worker: built beside its source, where the recognizer
+// looks for it, whenever the source or its build script is newer.
+const speechDir = join(root, 'functions', 'speech');
+const decoder = join(speechDir, 'sphinx-decoder');
+const decoderSources = ['sphinx-decoder.c', 'build-sphinx-decoder.sh'].map((name) => join(speechDir, name));
+if (
+  !existsSync(decoder) ||
+  decoderSources.some((file) => statSync(file).mtimeMs > statSync(decoder).mtimeMs)
+) {
+  say('compiling the sphinx-decoder');
+  execFileSync('sh', [join(speechDir, 'build-sphinx-decoder.sh'), decoder], { stdio: 'inherit' });
 }
 
 // The console page's script and style, bundled into a module the console handler imports.

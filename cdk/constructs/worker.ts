@@ -52,9 +52,16 @@ export class Worker extends Construct {
       code: DockerImageCode.fromImageAsset(REPO_ROOT, {
         file: 'functions/worker/Dockerfile',
         platform: Platform.LINUX_ARM64,
-        // The image needs only the functions and the lock file; anything else would change its hash for nothing.
+        // The image needs only the functions and the lock file; anything else would change its hash for nothing
+        // (the sphinx-decoder that setup builds beside its source is this machine's: the image builds its own).
         ignoreMode: IgnoreMode.DOCKER,
-        exclude: ['*', '!package.json', '!package-lock.json', '!functions'],
+        exclude: [
+          '*',
+          '!package.json',
+          '!package-lock.json',
+          '!functions',
+          `functions/speech/${WORKER_IMAGE.sphinxDecoder.file}`,
+        ],
         ...(whisper ? { buildArgs: { [WORKER_IMAGE.modelBuildArg]: whisper.name } } : {}),
       }),
       architecture: FUNCTION_DEFAULTS.architecture,

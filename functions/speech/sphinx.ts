@@ -1,8 +1,8 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
 import { JobFailure } from '#core/errors';
 import type { TimedWord } from '#core/result';
 import { runProcess } from './process.ts';
 import type { Recognizer } from './recognizer.ts';
+import { type SphinxDecoderPool, sphinxDecoderPool } from './sphinx-decoder.ts';
 import { wavDurationMs } from './wav.ts';
 
 /**
@@ -87,18 +87,17 @@ export function parseSphinxOutput(output: string, audioMs = Number.POSITIVE_INFI
 }
 
 /**
- * The first of the two passes needs the front end only (voice activity and features are computed as
- * in a full decode, whatever the search): a keyword search for one word of a one-word dictionary
- * spares loading the 130,000-word dictionary and the language model, most of a decode's start-up.
+ * PocketSphinx (Debian `pocketsphinx` with the `pocketsphinx-en-us` model), kept loaded in the
+ * `sphinx-decoder` helper (`sphinx-decoder.ts`).
+ *
+ * PocketSphinx normalises features by a running cepstral mean that starts, in every decode, at the
+ * model's `-cmninit`. Audio whose level or channel differs from the model's training audio is decoded
+ * against a wrong mean until it has converged: the first seconds of every piece, and the whole of a
+ * short file (README, *PocketSphinx's cepstral mean*). So each request first runs PocketSphinx's front end
+ * alone (a keyword search for one word of a one-word dictionary) up to the running mean's first update,
+ * the audio's opening seconds, and decodes from there; the model's own mean when it finds no speech. The
+ * last update did as well on short files but worse where the last speaker sounds unlike the first.
  */
-const FRONT_END_PASS_WORD = 'hello';
-const FRONT_END_PASS_DICTIONARY = `${FRONT_END_PASS_WORD} HH AH L OW\n`;
-/** Logged by the live cepstral mean normalisation each time it updates its mean. */
-const CEPSTRAL_MEAN_UPDATE = /Update to\s+<([^>]+)>/;
-/** Logged when the model's feature parameters (among them its initial cepstral mean) are read. */
-const MODEL_FEATURE_PARAMETERS = /Parsed model-specific feature parameters from (\S+)/;
-
-/** PocketSphinx (Debian `pocketsphinx` with the `pocketsphinx-en-us` model), run as a child process. */
 export class SphinxRecognizer implements Recognizer {
   readonly name = 'sphinx';
   /**
@@ -106,90 +105,46 @@ export class SphinxRecognizer implements Recognizer {
    * recognised better in longer utterances (README, *Long audio*): longer pieces, less parallelism.
    */
   readonly maxPieceMs = 60_000;
-  private readonly command: string;
-  private readonly estimateCepstralMean: boolean;
+  private readonly decoders: SphinxDecoderPool;
 
   /**
    * PocketSphinx's own decoder settings: a stronger word insertion penalty (`-wip 0.2`), tuned on the
    * manifest's utterances, gained 3.2 points there but lost 1.0 on the held-out diarization set (README,
-   * *Measuring quality and speed*), so none is set. `estimateCepstralMean: false` is PocketSphinx as it
-   * comes, the evaluation's yardstick.
+   * *Measuring quality and speed*), so none is set.
    */
-  constructor(options: { command?: string; estimateCepstralMean?: boolean } = {}) {
-    this.command = options.command ?? 'pocketsphinx_continuous';
-    this.estimateCepstralMean = options.estimateCepstralMean ?? true;
+  constructor(options: { decoder?: string } = {}) {
+    this.decoders = sphinxDecoderPool(options.decoder);
   }
 
   async recognize(wavFile: string): Promise<TimedWord[]> {
     const audioMs = await wavDurationMs(wavFile);
-    const limitMs = timeLimitMs(audioMs);
-    const featureParameters = this.estimateCepstralMean
-      ? await this.writeFeatureParameters(wavFile, limitMs)
-      : undefined;
-    try {
-      const { stdout } = await this.run(
-        [
-          ...['-infile', wavFile, '-time', 'yes', '-logfn', '/dev/null'],
-          ...(featureParameters ? ['-featparams', featureParameters] : []),
-        ],
-        limitMs,
-      );
-      return parseSphinxOutput(stdout, audioMs);
-    } finally {
-      if (featureParameters) await rm(featureParameters, { force: true });
-    }
-  }
-
-  /**
-   * PocketSphinx normalises features by a running cepstral mean that starts, in every process, at the
-   * model's `-cmninit` (feat.params, which overrides the command line). Audio whose level or channel
-   * differs from the model's training audio is decoded against a wrong mean until it has converged: the
-   * first seconds of every piece, and the whole of a short file (README, *PocketSphinx's cepstral mean*).
-   * A first pass with a one-word keyword search computes the same features and logs the running
-   * mean; its first update (the audio's opening seconds, what the decode starts on) becomes the start in
-   * a copy of the model's feature parameters written beside the audio. The last update did as well on
-   * short files but worse where the last speaker sounds unlike the first. Answers undefined when the pass
-   * finds no speech (or logs no model): the model as is.
-   */
-  async writeFeatureParameters(wavFile: string, limitMs: number): Promise<string | undefined> {
-    const dictionary = `${wavFile}.dict`;
-    await writeFile(dictionary, FRONT_END_PASS_DICTIONARY);
-    const pass = await this.run(
-      ['-infile', wavFile, '-dict', dictionary, '-keyphrase', FRONT_END_PASS_WORD],
-      limitMs,
-      // Stopped at that first update: the rest of the pass would only be waited for.
-      CEPSTRAL_MEAN_UPDATE,
-    ).finally(() => rm(dictionary, { force: true }));
-    const mean = CEPSTRAL_MEAN_UPDATE.exec(pass.stderr)?.[1]?.trim().split(/\s+/);
-    const modelFile = MODEL_FEATURE_PARAMETERS.exec(pass.stderr)?.[1];
-    if (!mean || !modelFile || mean.some((value) => !Number.isFinite(Number(value)))) return undefined;
-    const parameters = (await readFile(modelFile, 'utf8'))
-      .split('\n')
-      .filter((line) => line.trim() && !line.startsWith('-cmninit'))
-      .concat(`-cmninit ${mean.join(',')}`, '')
-      .join('\n');
-    const file = `${wavFile}.feat.params`;
-    await writeFile(file, parameters);
-    return file;
-  }
-
-  /**
-   * One run of PocketSphinx, either pass: killed at the time limit, and a failure unless it exits
-   * cleanly or was stopped once its log showed `stopWhen`.
-   */
-  private async run(
-    args: string[],
-    limitMs: number,
-    stopWhen?: RegExp,
-  ): Promise<{ stdout: string; stderr: string }> {
-    const { code, stdout, stderr, timedOut, stopped } = await runProcess(
-      this.command,
-      args,
-      limitMs,
-      stopWhen ? { stopWhen } : {},
-    );
-    if (timedOut) throw new JobFailure('transcription_failed', 'Speech recognition took too long.');
-    if (code !== 0 && !stopped) throw new Error(`${this.command} exited with code ${code}.`);
-    return { stdout, stderr };
+    const outcome = await this.decoders.decode(wavFile, timeLimitMs(audioMs));
+    if (outcome.timedOut) throw tookTooLong();
+    return parseSphinxOutput(outcome.output, audioMs);
   }
 }
+
+/**
+ * PocketSphinx as it comes: `pocketsphinx_continuous` over the file in one process, default settings.
+ * The evaluation's yardstick (`npm run eval -- --baseline`), not a recognizer the service runs.
+ */
+export class RawSphinxRecognizer implements Recognizer {
+  readonly name = 'sphinx';
+  readonly maxPieceMs = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly command = 'pocketsphinx_continuous') {}
+
+  async recognize(wavFile: string): Promise<TimedWord[]> {
+    const audioMs = await wavDurationMs(wavFile);
+    const { code, stdout, timedOut } = await runProcess(
+      this.command,
+      ['-infile', wavFile, '-time', 'yes', '-logfn', '/dev/null'],
+      timeLimitMs(audioMs),
+    );
+    if (timedOut) throw tookTooLong();
+    if (code !== 0) throw new Error(`${this.command} exited with code ${code}.`);
+    return parseSphinxOutput(stdout, audioMs);
+  }
+}
+
+const tookTooLong = () => new JobFailure('transcription_failed', 'Speech recognition took too long.');

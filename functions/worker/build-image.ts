@@ -4,7 +4,7 @@
  *
  *   tsx functions/worker/build-image.ts packages TASK_ROOT     # runtime client and external packages
  *   tsx functions/worker/build-image.ts model TASK_ROOT [NAME] # an official whisper model, verified
- *   tsx functions/worker/build-image.ts bundle TASK_ROOT       # the handler, bundled by esbuild
+ *   tsx functions/worker/build-image.ts bundle TASK_ROOT       # the handler (esbuild), the sphinx-decoder
  *
  * The Dockerfile runs both into /var/task; a test runs both on the CI host (Debian bookworm too) into
  * a temporary task root, then starts it as Lambda would. Only relative imports: the Dockerfile runs
@@ -79,8 +79,19 @@ export function installPackages(taskRoot: string, sourceRoot = process.cwd()): v
   chmodSync(entrypoint, 0o755);
 }
 
-/** The worker's handler as one ES module, `handler.mjs`, with the external packages left beside it. */
+/**
+ * The worker's handler as one ES module, `handler.mjs`, with the external packages left beside it, and
+ * the PocketSphinx helper it runs (`sphinx-decoder`, which the bundled recognizer finds beside itself).
+ */
 export async function bundleHandler(taskRoot: string, sourceRoot = process.cwd()): Promise<void> {
+  execFileSync(
+    'sh',
+    [
+      join(sourceRoot, WORKER_IMAGE.sphinxDecoder.buildScript),
+      join(taskRoot, WORKER_IMAGE.sphinxDecoder.file),
+    ],
+    { stdio: 'inherit' },
+  );
   const { build } = await import('esbuild');
   const [module] = WORKER_IMAGE.handler.split('.');
   await build({

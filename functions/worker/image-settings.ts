@@ -40,8 +40,16 @@ export const WORKER_IMAGE = {
   modelDir: 'models',
   /** …given to the image build as this build argument. */
   modelBuildArg: 'WHISPER_MODEL_NAME',
-  /** What the runtime client's install compiles with (its sources are .tar.xz archives). */
-  buildPackages: ['g++', 'make', 'cmake', 'python3', 'xz-utils'],
-  /** What the worker runs at run time. */
+  /**
+   * The PocketSphinx helper kept loaded by the sphinx engine, compiled by its script into the task
+   * root, beside `handler.mjs`, where the bundled recognizer looks for it.
+   */
+  sphinxDecoder: { buildScript: 'functions/speech/build-sphinx-decoder.sh', file: 'sphinx-decoder' },
+  /**
+   * What the runtime client's install compiles with (its sources are .tar.xz archives), and the
+   * sphinx-decoder with PocketSphinx's headers (gcc comes with g++).
+   */
+  buildPackages: ['g++', 'make', 'cmake', 'python3', 'xz-utils', 'pkg-config', 'libpocketsphinx-dev'],
+  /** What the worker runs at run time (pocketsphinx brings the library the sphinx-decoder links). */
   runtimePackages: ['ffmpeg', 'pocketsphinx', 'pocketsphinx-en-us'],
 } as const;

@@ -8,7 +8,7 @@ import { ENV } from '#commons/contract';
 import type { StatusRecord } from '#core/job';
 import { joinWords, type TranscriptResult, type Word } from '#core/result';
 import { decodeToWav } from '#speech/media';
-import { SphinxRecognizer } from '#speech/sphinx';
+import { RawSphinxRecognizer } from '#speech/sphinx';
 import { readLocalSettings } from '../settings.ts';
 import { DIARIZATION_SET_FILE, type DiarizationSplit, diarizationSplit } from './diarization-set.ts';
 import { type ChannelTurn, diarizationScores, wordErrors } from './metrics.ts';
@@ -346,7 +346,7 @@ async function rawPocketSphinxErrors(file: string, entry: Sample): Promise<numbe
     const scored = scoredChannels(entry);
     const channels = scored.flatMap(({ channel }) => (channel === undefined ? [] : [channel]));
     const wavFiles = await decodeToWav(file, workDir, channels.length ? channels : undefined);
-    const raw = new SphinxRecognizer({ estimateCepstralMean: false });
+    const raw = new RawSphinxRecognizer();
     let errors = 0;
     for (const [index, { reference }] of scored.entries()) {
       const wavFile = wavFiles[index];
