@@ -186,7 +186,7 @@ const PIECE_EDGE_MS = 200;
 /**
  * Groups speech regions into as few pieces as `maxPieceMs` allows, of about equal length, cut in the
  * silences between regions (a region longer than a piece is cut into equal parts), each cut at the
- * middle of its gap: what one worker decodes in parallel, one recognizer process a piece. Equal pieces,
+ * middle of its gap: what one worker decodes in parallel, one recognizer call a piece. Equal pieces,
  * not full ones and a remainder: the longest piece sets when a chunk is done on a worker of several cores.
  */
 export function planPieces(
