@@ -15,14 +15,16 @@ import { parseSphinxOutput, SphinxRecognizer } from '#speech/sphinx';
 import { detectSpeech } from '#speech/vad';
 import { detectVoicing } from '#speech/voicing';
 import { writeWavSlice } from '#speech/wav';
+import { type CpuUse, cpuSnapshot, cpuUse, describeCpuUse } from './cpu-time.ts';
 import { percentile, wordErrorRate } from './evaluation/metrics.ts';
 import { readLocalSettings } from './settings.ts';
 
-const usage = `Usage: npm run bench -- [--minutes 3,10,15,60] [--scaling 60] [--accuracy 15 (0: skip)] [--samples DIR]
+const usage = `Usage: npm run bench -- [--minutes 3,10,15,60] [--scaling 60] [--accuracy 15 (0: skip)] [--rounds 1] [--samples DIR]
 
 Side by side in one run, on recordings of the given lengths built from the sample utterances:
   1. the service (submit to completed, two workers) over pocketsphinx_continuous run directly on the
-     same decoded audio in one process;
+     same decoded audio in one process; and, as the machine's own limit, pocketsphinx_continuous over
+     the two halves of the file side by side, one process on each core;
   2. scaling: the --scaling file with 1 and 2 workers, and N workers simulated from the measured costs;
      one hour on AWS with 100 workers, from the chunk costs of one worker on two cores (the deployed
      worker has about 2.3 vCPUs) at the default chunk length and at 30 s;
@@ -32,13 +34,17 @@ Side by side in one run, on recordings of the given lengths built from the sampl
   5. status latency over HTTP against the DynamoDB and S3 reads it makes;
   6. submission latency of a presigned 100 MB upload and a 4 MB direct one.
 Each worker is a process of its own pinned to one core (taskset), as a Lambda invocation has its own
-CPU; the direct PocketSphinx run has one core too. Ratios are what count: the machine is shared.`;
+CPU; the direct PocketSphinx run has one core too. Ratios are what count: the machine is shared, and its
+speed moves by minutes. --rounds N repeats the direct runs and the service runs of each length N times in
+mirrored order (direct, halves, 2 workers, 1 worker; then the reverse; …), and the ratios are
+taken over the sums: a drift that is steady over the rounds then weighs on both sides alike.`;
 
 const { values } = parseArgs({
   options: {
     minutes: { type: 'string', default: '3,10,15,60' },
     scaling: { type: 'string', default: '60' },
     accuracy: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '1' },
     samples: { type: 'string', default: '../shared/samples' },
     help: { type: 'boolean' },
   },
@@ -53,6 +59,7 @@ const lengths = values.minutes
   .filter((minutes) => minutes > 0);
 const scalingMinutes = Number(values.scaling);
 const accuracyMinutes = Number(values.accuracy);
+const rounds = Math.max(1, Math.floor(Number(values.rounds)) || 1);
 const cores = availableParallelism();
 
 const manifest = z
@@ -210,6 +217,18 @@ async function startWorkers(count: number, workDir: string, shape: WorkerShape =
     }
   }, 250);
   return {
+    pids: workers.map((worker) => worker.child.pid ?? 0),
+    /** When a worker said it completed a job (the bench's clock): its line may come just after the status. */
+    async completedAt(): Promise<number> {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const completed = workers
+          .flatMap((worker) => worker.report.handled)
+          .find((h) => h.outcome === 'completed');
+        if (completed) return completed.endedAt;
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      throw new Error('No worker said it completed the job.');
+    },
     async stop(): Promise<WorkerReport[]> {
       clearInterval(sampler);
       for (const worker of workers) {
@@ -272,7 +291,11 @@ async function submit(service: Service, file: string): Promise<string> {
 
 const statusLatencies: number[] = [];
 
-/** Polls the status route until the job ends; answers the transcript. */
+/**
+ * Polls the status route until the job ends, every second (the first pause of the project's client);
+ * answers the transcript. The polls are served on the workers' cores, so a bench that polled much faster
+ * would slow the run it times; when the job ended is taken from the worker's own log line instead.
+ */
 async function waitForJob(service: Service, id: string): Promise<string> {
   for (;;) {
     const started = performance.now();
@@ -281,7 +304,7 @@ async function waitForJob(service: Service, id: string): Promise<string> {
     const record = statusRecord.parse(await response.json());
     if (record.status === 'error') throw new Error(`Job ${id} failed: ${record.error?.code}`);
     if (record.status === 'completed') return record.results?.results.transcript ?? '';
-    await new Promise((done) => setTimeout(done, 250));
+    await new Promise((done) => setTimeout(done, 1000));
   }
 }
 
@@ -289,9 +312,10 @@ interface ServiceRun {
   seconds: number;
   wer: number;
   workers: WorkerReport[];
-  /** The bench's clock at submission and when it saw the job completed. */
+  /** The bench's clock at submission and when the worker that completed the job said so. */
   startedAt: number;
   endedAt: number;
+  cpu: CpuUse;
 }
 
 /**
@@ -326,16 +350,19 @@ async function runService(
 ): Promise<ServiceRun> {
   const pool = await startWorkers(workers, workDir, shape);
   try {
+    const before = await cpuSnapshot();
     const startedAt = performance.now();
     const id = await submit(service, recording.file);
     const transcript = await waitForJob(service, id);
-    const endedAt = performance.now();
+    const endedAt = await pool.completedAt();
+    const cpu = cpuUse(before, await cpuSnapshot(), pool.pids);
     return {
       seconds: (endedAt - startedAt) / 1000,
       wer: wordErrorRate(recording.reference, transcript),
       workers: await pool.stop(),
       startedAt,
       endedAt,
+      cpu,
     };
   } catch (error) {
     await pool.stop();
@@ -361,22 +388,83 @@ function messageCosts(run: ServiceRun): { cut: number; chunks: number[]; assembl
   return { cut, chunks, assembly };
 }
 
-/** PocketSphinx alone over the whole file in one process, on one core as one worker has, with the service's settings. */
-async function runDirect(recording: Recording): Promise<{ seconds: number; wer: number }> {
+/**
+ * PocketSphinx alone, with the service's settings: over the whole file in one process on one core, as one
+ * worker has; or, given `halves`, over the two halves of the file side by side, one process on each core.
+ * The halves are what two cores can do at best on this machine, with no service at all.
+ */
+async function runDirect(
+  recording: Recording,
+  halves?: { workDir: string },
+): Promise<{ seconds: number; wer: number; cpu: CpuUse }> {
+  const files = [recording.file];
+  if (halves) {
+    const middleMs = (recording.audioSeconds * 1000) / 2;
+    files.splice(0, 1, join(halves.workDir, 'first-half.wav'), join(halves.workDir, 'second-half.wav'));
+    await writeWavSlice(recording.file, 0, middleMs, files[0] as string);
+    await writeWavSlice(recording.file, middleMs, recording.audioSeconds * 1000, files[1] as string);
+  }
+  const before = await cpuSnapshot();
   const started = performance.now();
-  const args = ['-infile', recording.file, '-time', 'yes', '-logfn', '/dev/null'];
-  const { code, stdout } = await runProcess(
-    'taskset',
-    ['-c', '0', 'pocketsphinx_continuous', ...args],
-    4 * 3_600_000,
+  const outputs = await Promise.all(
+    files.map(async (file, core) => {
+      const args = ['-infile', file, '-time', 'yes', '-logfn', '/dev/null'];
+      const { code, stdout } = await runProcess(
+        'taskset',
+        ['-c', String(core % cores), 'pocketsphinx_continuous', ...args],
+        4 * 3_600_000,
+      );
+      if (code !== 0) throw new Error(`pocketsphinx_continuous exited with code ${code}.`);
+      return stdout;
+    }),
   );
-  if (code !== 0) throw new Error(`pocketsphinx_continuous exited with code ${code}.`);
   const seconds = (performance.now() - started) / 1000;
-  const transcript = parseSphinxOutput(stdout)
-    .map((word) => word.text)
+  const cpu = cpuUse(before, await cpuSnapshot(), []);
+  const transcript = outputs
+    .flatMap((stdout) => parseSphinxOutput(stdout).map((word) => word.text))
     .join(' ');
-  return { seconds, wer: wordErrorRate(recording.reference, transcript) };
+  return { seconds, wer: wordErrorRate(recording.reference, transcript), cpu };
 }
+
+type DirectRun = Awaited<ReturnType<typeof runDirect>>;
+
+/**
+ * The runs on one recording: PocketSphinx directly, over the two halves side by side, the service with two
+ * workers and (when asked) with one.
+ */
+interface LengthRuns {
+  direct: DirectRun[];
+  halves: DirectRun[];
+  two: ServiceRun[];
+  one: ServiceRun[];
+}
+
+/**
+ * Each run of a recording `rounds` times, in mirrored order (direct, halves, two workers, one worker;
+ * then the reverse; …): a drift of the machine's speed that is steady over the rounds weighs on every kind of run
+ * alike, so the ratios of their sums are free of it.
+ */
+async function measureRecording(
+  service: Service,
+  recording: Recording,
+  withOneWorker: boolean,
+  workDir: string,
+): Promise<LengthRuns> {
+  const runs: LengthRuns = { direct: [], halves: [], two: [], one: [] };
+  const steps = [
+    async () => runs.direct.push(await runDirect(recording)),
+    async () => runs.halves.push(await runDirect(recording, { workDir })),
+    async () => runs.two.push(await runService(service, recording, 2, workDir)),
+    ...(withOneWorker ? [async () => runs.one.push(await runService(service, recording, 1, workDir))] : []),
+  ];
+  for (let round = 0; round < rounds; round++)
+    for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step();
+  return runs;
+}
+
+const totalSeconds = (runs: { seconds: number }[]) => runs.reduce((sum, run) => sum + run.seconds, 0);
+const listSeconds = (runs: { seconds: number }[]) =>
+  `${runs.map((run) => run.seconds.toFixed(1)).join(' + ')} s`;
 
 /** List scheduling in the order chunks are cut and queued: when the last of `costs` ends on `workers` workers. */
 function makespan(costs: number[], workers: number): number {
@@ -471,7 +559,7 @@ async function chunkStepCosts(file: string, seconds: number, workDir: string) {
 /** Item 3: the service's own pipeline in one process over the file uncut, against the fanned-out run. */
 async function compareUncut(
   recording: Recording,
-  runs: Map<number, ServiceRun>,
+  measured: Map<number, LengthRuns>,
   service: Service,
   workDir: string,
 ): Promise<void> {
@@ -486,13 +574,17 @@ async function compareUncut(
     options: parseJobOptions({ punctuate: 'false' }),
   });
   const uncutWer = wordErrorRate(recording.reference, uncut.transcript);
-  const fanned = runs.get(recording.minutes) ?? (await runService(service, recording, 2, workDir));
+  const fanned =
+    measured.get(recording.minutes)?.two[0] ?? (await runService(service, recording, 2, workDir));
   console.log(
     `  WER uncut ${pct(uncutWer)}, fanned out ${pct(fanned.wer)} (${((fanned.wer - uncutWer) * 100).toFixed(1)} points)`,
   );
 }
 
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
+/** The highest peak of any worker over the given service runs. */
+const peakOf = (runs: ServiceRun[], key: 'peakRssBytes' | 'peakScratchBytes') =>
+  mib(Math.max(...runs.flatMap((run) => run.workers.map((worker) => worker[key]))));
 const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
 const average = (values: number[]) =>
   values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
@@ -512,43 +604,59 @@ async function main(): Promise<void> {
 
     console.log(`${cores} cores; each worker and the direct run on one core\n`);
     console.log('1, 3, 4. service (2 workers) against PocketSphinx run directly on the same audio');
-    const runs = new Map<number, ServiceRun>();
-    // The direct run of a long recording is the bench's longest step: once per recording.
-    const directRuns = new Map<number, { seconds: number; wer: number }>();
+    if (rounds > 1) console.log(`  ${rounds} rounds in mirrored order each; ratios over the sums`);
+    const measured = new Map<number, LengthRuns>();
     for (const minutes of lengths) {
       const recording = recordings.get(minutes) as Recording;
-      const direct = await runDirect(recording);
-      directRuns.set(minutes, direct);
-      const served = await runService(service, recording, 2, workDir);
-      runs.set(minutes, served);
+      const runs = await measureRecording(service, recording, minutes === scalingMinutes, workDir);
+      measured.set(minutes, runs);
+      const [direct, served] = [runs.direct[0] as DirectRun, runs.two[0] as ServiceRun];
       const chunks = served.workers
         .flatMap((worker) => worker.handled)
         .filter((h) => h.kind === 'chunk').length;
       console.log(
-        `  ${String(minutes).padStart(3)} min: direct ${direct.seconds.toFixed(1)} s, service ${served.seconds.toFixed(1)} s ` +
-          `= ${(served.seconds / direct.seconds).toFixed(2)}× (${chunks} chunks); ` +
+        `  ${String(minutes).padStart(3)} min: direct ${listSeconds(runs.direct)}, service ${listSeconds(runs.two)} ` +
+          `= ${(totalSeconds(runs.two) / totalSeconds(runs.direct)).toFixed(2)}× (${chunks} chunks); ` +
           `WER direct ${pct(direct.wer)}, service ${pct(served.wer)} (${((served.wer - direct.wer) * 100).toFixed(1)} points); ` +
-          `worker peak RSS ${served.workers.map((w) => mib(w.peakRssBytes)).join(', ')}, ` +
-          `scratch ${served.workers.map((w) => mib(w.peakScratchBytes)).join(', ')}`,
+          `worker peak RSS ${peakOf(runs.two, 'peakRssBytes')}, scratch ${peakOf(runs.two, 'peakScratchBytes')}`,
       );
-      console.log(`        ${idleTimes(served)}`);
+      const halves = totalSeconds(runs.halves) / totalSeconds(runs.direct);
+      console.log(
+        `        PocketSphinx over the two halves side by side, one core each (two cores at best, no service): ` +
+          `${listSeconds(runs.halves)} = ${halves.toFixed(2)}× the direct run, WER ${pct((runs.halves[0] as DirectRun).wer)}; ` +
+          `the service ${(totalSeconds(runs.two) / totalSeconds(runs.halves)).toFixed(2)}× the halves`,
+      );
+      for (const run of runs.direct) console.log(`        direct run ${describeCpuUse(run.cpu)}`);
+      for (const run of runs.halves) console.log(`        halves ${describeCpuUse(run.cpu)}`);
+      for (const run of runs.two) {
+        console.log(`        service run ${run.seconds.toFixed(1)} s: ${idleTimes(run)}`);
+        console.log(`          ${describeCpuUse(run.cpu, 'workers and their decoders')}`);
+      }
     }
 
     console.log(`\n2. scaling on the ${scalingMinutes}-minute file`);
     const recording = recordings.get(scalingMinutes) as Recording;
-    const one = await runService(service, recording, 1, workDir);
-    const two = runs.get(scalingMinutes) ?? (await runService(service, recording, 2, workDir));
-    console.log(`  1 worker ${one.seconds.toFixed(1)} s; 2 workers ${two.seconds.toFixed(1)} s`);
-    console.log(`  1 worker: ${idleTimes(one)}`);
+    const scaling =
+      measured.get(scalingMinutes) ?? (await measureRecording(service, recording, true, workDir));
+    const one = scaling.one[0] as ServiceRun;
+    console.log(`  1 worker ${listSeconds(scaling.one)}; 2 workers ${listSeconds(scaling.two)}`);
+    for (const run of scaling.one) {
+      console.log(`  1 worker, ${run.seconds.toFixed(1)} s: ${idleTimes(run)}`);
+      console.log(`    ${describeCpuUse(run.cpu, 'the worker and its decoders')}`);
+    }
+    const speedUp = totalSeconds(scaling.one) / totalSeconds(scaling.two);
+    const machine = totalSeconds(scaling.direct) / totalSeconds(scaling.halves);
     console.log(
-      `  speed-up ${(one.seconds / two.seconds).toFixed(2)}×, efficiency ${pct(one.seconds / (2 * two.seconds))}`,
+      `  speed-up ${speedUp.toFixed(2)}×, efficiency ${pct(speedUp / 2)}; ` +
+        `the machine's own, PocketSphinx over the halves side by side against the whole file: ${machine.toFixed(2)}× (${pct(machine / 2)})`,
     );
     const handled = one.workers.flatMap((worker) => worker.handled);
     const { cut: plan, chunks: allChunks, assembly } = messageCosts(one);
     const meanChunk = average(allChunks);
     const chunkAudioSeconds = recording.audioSeconds / allChunks.length;
-    const direct = directRuns.get(scalingMinutes) ?? (await runDirect(recording));
-    const overhead = (one.seconds - direct.seconds) / allChunks.length;
+    // Over all rounds: the one-worker runs against the direct runs, per chunk.
+    const directSeconds = totalSeconds(scaling.direct) / scaling.direct.length;
+    const overhead = (totalSeconds(scaling.one) / scaling.one.length - directSeconds) / allChunks.length;
     // Timed in the worker itself, so free of the machine's drift between runs: a chunk message's time
     // outside the transcriber (claim, download, result, job record) and the assembly.
     const chunkMessages = handled.filter((h) => h.kind === 'chunk' && h.transcriptionMs !== undefined);
@@ -559,7 +667,7 @@ async function main(): Promise<void> {
     console.log(
       `  measured with 1 worker: cutting ${plan.toFixed(1)} s, ${allChunks.length} chunks of ${chunkAudioSeconds.toFixed(1)} s of audio taking ${meanChunk.toFixed(1)} s on average ` +
         `(longest ${Math.max(...allChunks).toFixed(1)} s), assembly ${assembly.toFixed(1)} s; ` +
-        `overhead over the direct run (${direct.seconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk, ` +
+        `overhead over the direct run (${directSeconds.toFixed(1)} s): ${overhead.toFixed(2)} s per chunk, ` +
         `of which ${outsideTranscriber.toFixed(2)} s outside the transcriber (claim, download, result, job record; timed in the worker)`,
     );
     // The steps are timed on a slice as long as the mean chunk's audio.
@@ -596,15 +704,16 @@ async function main(): Promise<void> {
       );
     }
     const accuracyFile = recordings.get(accuracyMinutes);
-    if (accuracyFile) await compareUncut(accuracyFile, runs, service, workDir);
+    if (accuracyFile) await compareUncut(accuracyFile, measured, service, workDir);
 
-    const rss = [...runs.entries()].map(
-      ([minutes, run]) => `${minutes} min ${mib(Math.max(...run.workers.map((w) => w.peakRssBytes)))}`,
+    const rss = [...measured.entries()].map(
+      ([minutes, runs]) => `${minutes} min ${peakOf(runs.two, 'peakRssBytes')}`,
     );
     console.log(`\n4. worker peak RSS by length: ${rss.join(', ')}`);
 
     console.log('\n5. status latency, 200 requests each, on a completed job');
-    const id = await submit(service, (recordings.get(Math.min(...recordings.keys())) as Recording).file);
+    // A short job of its own: the recordings above take minutes each.
+    const id = await submit(service, (await buildRecording(1, workDir)).file);
     const pool = await startWorkers(2, workDir);
     await waitForJob(service, id);
     await pool.stop();
