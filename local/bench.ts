@@ -13,7 +13,7 @@ import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { runProcess } from '#speech/process';
 import { parseSphinxOutput, SphinxRecognizer } from '#speech/sphinx';
 import { detectSpeech } from '#speech/vad';
-import { detectVoicing } from '#speech/voicing';
+import { keepVoicedWordsIn } from '#speech/voicing';
 import { writeWavSlice } from '#speech/wav';
 import { type CpuUse, cpuSnapshot, cpuUse, describeCpuUse } from './cpu-time.ts';
 import { percentile, wordErrorRate } from './evaluation/metrics.ts';
@@ -525,8 +525,10 @@ function awsEstimate(
 
 /**
  * What a chunk's own steps cost over the recognition itself, on a slice of the recording as long as
- * the mean chunk: voice activity, voicing, and what a kept decoder spends on a piece besides its words
- * (the cepstral-mean pass and the decode of a 100 ms file; the model's start-up is paid once per worker).
+ * the mean chunk: voice activity, the speech gate around the slice's words (the bench's jobs ask for no
+ * diarization, which would need the whole voicing track instead), and what a kept decoder spends on a
+ * piece besides its words (the cepstral-mean pass and the decode of a 100 ms file; the model's start-up
+ * is paid once per worker).
  */
 async function chunkStepCosts(file: string, seconds: number, workDir: string) {
   const slice = join(workDir, 'slice.wav');
@@ -546,9 +548,13 @@ async function chunkStepCosts(file: string, seconds: number, workDir: string) {
   // A chunk is recognised in pieces of at most maxPieceMs, each a request to a kept decoder.
   const pieces = Math.ceil((seconds * 1000) / recognizer.maxPieceMs);
   await recognizer.recognize(tiny);
+  const words = await recognizer.recognize(slice);
   return [
     { name: 'voice activity', seconds: await median(() => detectSpeech(slice)) },
-    { name: 'voicing', seconds: await median(() => detectVoicing(slice)) },
+    {
+      name: `speech gate (${words.length} words)`,
+      seconds: await median(() => keepVoicedWordsIn(slice, words)),
+    },
     {
       name: `decoder request × ${pieces} pieces`,
       seconds: pieces * (await median(() => recognizer.recognize(tiny))),

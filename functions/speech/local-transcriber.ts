@@ -13,7 +13,7 @@ import { checkDecodedLength, decodePcm, dualChannelSelection, PCM_SAMPLE_RATE, p
 import { formatWords } from './punctuation.ts';
 import type { Recognizer } from './recognizer.ts';
 import { detectSpeech, keepWordsInSpeech, type SpeechRegion } from './vad.ts';
-import { detectVoicing, keepVoicedWords } from './voicing.ts';
+import { detectVoicing, keepVoicedWords, keepVoicedWordsIn } from './voicing.ts';
 import { wavDurationMs, writeWav, writeWavSlice } from './wav.ts';
 
 /**
@@ -164,16 +164,22 @@ export class LocalTranscriber implements ChunkedTranscriber {
         const regions = await detectSpeech(wavFile);
         if (regions.length === 0) return { words: [] };
         const chunkMs = await wavDurationMs(wavFile);
+        const { speaker_diarization: diarize } = input.options;
+        // Diarization needs the whole voicing track; the speech gate alone looks around the words only.
         const [heard, voicing] = await Promise.all([
           this.recognizePieces(
             wavFile,
             planPieces(regions, chunkMs, this.recognizer.maxPieceMs),
             input.workDir,
           ),
-          detectVoicing(wavFile),
+          diarize ? detectVoicing(wavFile) : undefined,
         ]);
+        const inSpeech = keepWordsInSpeech(heard, regions);
+        const voiced = voicing
+          ? keepVoicedWords(inSpeech, voicing)
+          : await keepVoicedWordsIn(wavFile, inSpeech);
         const channel = details.channels > 1 ? channelIndex + 1 : undefined;
-        const words = keepVoicedWords(keepWordsInSpeech(heard, regions), voicing)
+        const words = voiced
           .map((word) => ({
             ...word,
             startMs: word.startMs + bounds.startMs,
@@ -181,7 +187,7 @@ export class LocalTranscriber implements ChunkedTranscriber {
             ...(channel !== undefined ? { channel } : {}),
           }))
           .filter((word) => ownsWord(bounds, word));
-        if (!input.options.speaker_diarization) return { words };
+        if (!voicing) return { words };
         // Only the speech of the part this chunk owns: the edges belong to its neighbours.
         const owned = ownRegions(regions, bounds);
         const voices = await this.diarizer.gather({

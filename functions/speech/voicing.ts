@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { readWavLayout } from './wav.ts';
 
 /**
@@ -33,15 +34,10 @@ export interface VoicingTrack {
  */
 export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
   const layout = await readWavLayout(wavFile);
-  if (layout.channels !== 1 || layout.bitsPerSample !== 16) throw new Error('Voicing needs mono 16-bit PCM.');
+  checkLayout(layout);
   if (layout.dataBytes < 2) return { hopMs: HOP_MS, voiced: new Uint8Array(0), pitchHz: new Float32Array(0) };
-  const hop = Math.round((layout.sampleRate * HOP_MS) / 1000);
-  const lags = {
-    min: Math.floor(layout.sampleRate / MAX_PITCH_HZ),
-    max: Math.ceil(layout.sampleRate / MIN_PITCH_HZ),
-  };
-  const span = 2 * hop;
-  const window = span + lags.max;
+  const frames = frameShape(layout.sampleRate);
+  const { hop, window } = frames;
 
   const pitch: number[] = [];
   // `samples[0]` is the first sample of frame `pitch.length`; `squares[i]` sums the squares before i.
@@ -67,52 +63,173 @@ export async function detectVoicing(wavFile: string): Promise<VoicingTrack> {
 
     let start = 0;
     for (; start + window <= samples.length; start += hop) {
-      const energy = sumBetween(squares, start, start + span);
-      if (Math.sqrt(energy / span) < MIN_RMS) {
+      if (isSilent(squares, start, frames)) {
         pitch.push(0);
         kept = undefined;
         continue;
       }
-      const first = kept ?? hopProducts(samples, start, hop, lags);
-      const second = hopProducts(samples, start + hop, hop, lags);
+      const first = kept ?? hopProducts(samples, start, frames);
+      const second = hopProducts(samples, start + hop, frames);
       kept = second;
-      const correlation = new Float64Array(lags.max + 1);
-      for (let lag = lags.min; lag <= lags.max; lag++) {
-        const product = (first[lag] ?? 0) + (second[lag] ?? 0);
-        const lagged = sumBetween(squares, start + lag, start + lag + span);
-        correlation[lag] = product > 0 ? product / Math.sqrt(energy * lagged) : 0;
-      }
-      pitch.push(pitchOf(correlation, lags, layout.sampleRate));
+      pitch.push(fullFramePitch(squares, start, first, second, frames));
     }
     samples = samples.slice(start);
   }
   // The tail shorter than one analysis window is judged on what there is, each frame on its own.
   squares = runningSquares(samples);
-  for (let start = 0; start + hop <= samples.length; start += hop) {
-    const lagLimit = Math.min(lags.max, Math.floor((samples.length - start) / 2));
-    if (lagLimit <= lags.min) {
-      pitch.push(0);
-      continue;
-    }
-    const energy = sumBetween(squares, start, start + lagLimit);
-    if (Math.sqrt(energy / lagLimit) < MIN_RMS) {
-      pitch.push(0);
-      continue;
-    }
-    const correlation = new Float64Array(lagLimit + 1);
-    for (let lag = lags.min; lag <= lagLimit; lag++) {
-      let product = 0;
-      for (let n = start; n < start + lagLimit; n++) product += (samples[n] ?? 0) * (samples[n + lag] ?? 0);
-      const lagged = sumBetween(squares, start + lag, start + lag + lagLimit);
-      correlation[lag] = product > 0 ? product / Math.sqrt(energy * lagged) : 0;
-    }
-    pitch.push(pitchOf(correlation, { min: lags.min, max: lagLimit }, layout.sampleRate));
-  }
+  for (let start = 0; start + hop <= samples.length; start += hop)
+    pitch.push(tailFramePitch(samples, squares, start, frames));
   return {
     hopMs: HOP_MS,
     voiced: Uint8Array.from(pitch, (hz) => (hz > 0 ? 1 : 0)),
     pitchHz: Float32Array.from(pitch),
   };
+}
+
+/**
+ * The speech gate alone, as `keepVoicedWords(words, await detectVoicing(wavFile))` decides it, looking only
+ * at the audio around each word and only until enough of it is voiced (for a real word, within its
+ * first hops): what a worker runs when nothing else needs the whole track. A frame depends on its own
+ * window of samples only, so each is judged exactly as in the track, and judged once.
+ */
+export async function keepVoicedWordsIn<T extends { startMs: number; endMs: number }>(
+  wavFile: string,
+  words: T[],
+): Promise<T[]> {
+  const layout = await readWavLayout(wavFile);
+  checkLayout(layout);
+  const frames = frameShape(layout.sampleRate);
+  const { hop, window } = frames;
+  const sampleCount = Math.floor(layout.dataBytes / 2);
+  // As the track counts them: full frames while a whole window fits, then the tail's frames.
+  const fullFrames = sampleCount >= window ? Math.floor((sampleCount - window) / hop) + 1 : 0;
+  const frameCount = fullFrames + Math.floor((sampleCount - fullFrames * hop) / hop);
+  const judged = new Map<number, boolean>();
+  const file = await open(wavFile);
+  try {
+    const kept: T[] = [];
+    for (const word of words) {
+      const first = Math.max(0, Math.floor((word.startMs - WORD_CONTEXT_MS) / HOP_MS));
+      const last = Math.min(frameCount, Math.ceil((word.endMs + WORD_CONTEXT_MS) / HOP_MS));
+      if (last <= first) continue;
+      // Every frame of the word's window starts in this stretch; the tail's frames reach the file's end.
+      const from = first * hop;
+      const to = last > fullFrames ? sampleCount : Math.min(sampleCount, (last - 1) * hop + window);
+      let samples: Float64Array | undefined;
+      let squares: Float64Array = new Float64Array(1);
+      // A hop's products serve the two frames that share it, as in the track.
+      const products = new Map<number, Float64Array>();
+      const productsOf = (start: number) => {
+        const found = products.get(start) ?? hopProducts(samples as Float64Array, start, frames);
+        products.set(start, found);
+        return found;
+      };
+      const judge = async (frame: number) => {
+        if (!samples) {
+          samples = await readSamples(file, layout.dataOffset, from, to);
+          squares = runningSquares(samples);
+        }
+        const start = frame * hop - from;
+        if (frame >= fullFrames) return tailFramePitch(samples, squares, start, frames) > 0;
+        if (isSilent(squares, start, frames)) return false;
+        return fullFramePitch(squares, start, productsOf(start), productsOf(start + hop), frames) > 0;
+      };
+      // The word's own frames first (speech is most likely voiced there), then its context: only the
+      // count matters, and the scan stops once it is enough.
+      const own = Math.min(Math.max(first, Math.floor(word.startMs / HOP_MS)), last);
+      let voiced = 0;
+      for (let index = 0; index < last - first && voiced * HOP_MS < MIN_VOICED_MS; index++) {
+        const frame = own + index < last ? own + index : first + (own + index - last);
+        const isVoiced = judged.get(frame) ?? (await judge(frame));
+        judged.set(frame, isVoiced);
+        if (isVoiced) voiced += 1;
+      }
+      if (voiced * HOP_MS >= MIN_VOICED_MS) kept.push(word);
+    }
+    return kept;
+  } finally {
+    await file.close();
+  }
+}
+
+/** How a file is cut into frames: a hop, the 20 ms correlated, the lags of the pitch range. */
+interface FrameShape {
+  sampleRate: number;
+  hop: number;
+  /** Samples correlated in a frame: two hops, the longest period looked for. */
+  span: number;
+  /** Samples a full frame reads: its span and the longest lag after it. */
+  window: number;
+  lags: { min: number; max: number };
+}
+
+function frameShape(sampleRate: number): FrameShape {
+  const hop = Math.round((sampleRate * HOP_MS) / 1000);
+  const lags = { min: Math.floor(sampleRate / MAX_PITCH_HZ), max: Math.ceil(sampleRate / MIN_PITCH_HZ) };
+  return { sampleRate, hop, span: 2 * hop, window: 2 * hop + lags.max, lags };
+}
+
+function checkLayout(layout: { channels: number; bitsPerSample: number }): void {
+  if (layout.channels !== 1 || layout.bitsPerSample !== 16) throw new Error('Voicing needs mono 16-bit PCM.');
+}
+
+/** Samples `from` to `to` (sample indexes) of a 16-bit PCM file whose data begins at `dataOffset`. */
+async function readSamples(
+  file: FileHandle,
+  dataOffset: number,
+  from: number,
+  to: number,
+): Promise<Float64Array> {
+  const bytes = Buffer.alloc((to - from) * 2);
+  const { bytesRead } = await file.read(bytes, 0, bytes.length, dataOffset + from * 2);
+  const samples = new Float64Array(Math.floor(bytesRead / 2));
+  for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
+  return samples;
+}
+
+function isSilent(squares: Float64Array, start: number, frames: FrameShape): boolean {
+  return Math.sqrt(sumBetween(squares, start, start + frames.span) / frames.span) < MIN_RMS;
+}
+
+/** The pitch of a full frame, from the products of its two hops. */
+function fullFramePitch(
+  squares: Float64Array,
+  start: number,
+  first: Float64Array,
+  second: Float64Array,
+  frames: FrameShape,
+): number {
+  const { span, lags } = frames;
+  const energy = sumBetween(squares, start, start + span);
+  const correlation = new Float64Array(lags.max + 1);
+  for (let lag = lags.min; lag <= lags.max; lag++) {
+    const product = (first[lag] ?? 0) + (second[lag] ?? 0);
+    const lagged = sumBetween(squares, start + lag, start + lag + span);
+    correlation[lag] = product > 0 ? product / Math.sqrt(energy * lagged) : 0;
+  }
+  return pitchOf(correlation, lags, frames.sampleRate);
+}
+
+/** The pitch of a frame too near the end for a full window, judged on the samples left after its start. */
+function tailFramePitch(
+  samples: Float64Array,
+  squares: Float64Array,
+  start: number,
+  frames: FrameShape,
+): number {
+  const { lags } = frames;
+  const lagLimit = Math.min(lags.max, Math.floor((samples.length - start) / 2));
+  if (lagLimit <= lags.min) return 0;
+  const energy = sumBetween(squares, start, start + lagLimit);
+  if (Math.sqrt(energy / lagLimit) < MIN_RMS) return 0;
+  const correlation = new Float64Array(lagLimit + 1);
+  for (let lag = lags.min; lag <= lagLimit; lag++) {
+    let product = 0;
+    for (let n = start; n < start + lagLimit; n++) product += (samples[n] ?? 0) * (samples[n + lag] ?? 0);
+    const lagged = sumBetween(squares, start + lag, start + lag + lagLimit);
+    correlation[lag] = product > 0 ? product / Math.sqrt(energy * lagged) : 0;
+  }
+  return pitchOf(correlation, { min: lags.min, max: lagLimit }, frames.sampleRate);
 }
 
 function runningSquares(samples: Float64Array): Float64Array {
@@ -126,12 +243,8 @@ function sumBetween(sums: Float64Array, from: number, to: number): number {
 }
 
 /** For each lag, the sum over one hop from `start` of each sample times the sample `lag` later. */
-function hopProducts(
-  samples: Float64Array,
-  start: number,
-  hop: number,
-  lags: { min: number; max: number },
-): Float64Array {
+function hopProducts(samples: Float64Array, start: number, frames: FrameShape): Float64Array {
+  const { hop, lags } = frames;
   const products = new Float64Array(lags.max + 1);
   for (let lag = lags.min; lag <= lags.max; lag++) {
     let product = 0;

@@ -11,8 +11,8 @@ import { cutAround, LocalTranscriber } from '#speech/local-transcriber';
 import { decodeToWav, probeMedia } from '#speech/media';
 import { SphinxRecognizer } from '#speech/sphinx';
 import { detectSpeech, type SpeechRegion } from '#speech/vad';
-import { detectVoicing } from '#speech/voicing';
-import { readWavLayout, wavDurationMs } from '#speech/wav';
+import { detectVoicing, keepVoicedWords, keepVoicedWordsIn } from '#speech/voicing';
+import { readWavLayout, wavDurationMs, writeWavSlice } from '#speech/wav';
 import {
   diarizationSamples,
   findSample,
@@ -89,6 +89,46 @@ describe('voicing', () => {
     for (const sample of samplesOfKind('bad').filter((entry) => entry.expect === 'empty_transcript')) {
       expect(await voicedShare(sample)).toBe(0);
     }
+  });
+
+  it('gates words around them alone exactly as the whole track does, to the last sample of the file', async () => {
+    // Made-up words of 20 ms to 1 s every 97 ms, from before the start to past the end: every frame of the
+    // track, the tail's included, is judged by some word's window.
+    const wordsOver = (durationMs: number) =>
+      Array.from({ length: Math.ceil((durationMs + 1200) / 97) }, (_, index) => {
+        const startMs = index * 97 - 600;
+        return { index, startMs, endMs: startMs + 20 + ((index * 389) % 980) };
+      });
+    const files: string[] = [];
+    for (const sample of [
+      ...samplesOfKind('utterance').slice(0, 3),
+      findSample((entry) => entry.kind === 'conversation'),
+      ...samplesOfKind('bad').filter((entry) => entry.expect === 'empty_transcript'),
+    ]) {
+      // Each in a folder of its own: the decoded file's name is always the same.
+      const folder = await mkdtemp(join(workDir, 'sample-'));
+      files.push(...(await decodeToWav(samplePath(sample), folder)));
+    }
+    // Lengths around one frame's window (40 ms), odd sample counts, and nothing at all.
+    const speech = files[0] as string;
+    for (const [index, ms] of [0, 9, 25, 40.0625, 41, 333.3125].entries()) {
+      const short = join(workDir, `short-${index}.wav`);
+      await writeWavSlice(speech, 1000, 1000 + ms, short);
+      files.push(short);
+    }
+    let kept = 0;
+    let dropped = 0;
+    for (const file of files) {
+      const track = await detectVoicing(file);
+      const words = wordsOver(await wavDurationMs(file));
+      const expected = keepVoicedWords(words, track);
+      expect(await keepVoicedWordsIn(file, words)).toEqual(expected);
+      kept += expected.length;
+      dropped += words.length - expected.length;
+    }
+    // Both decisions were put to the test.
+    expect(kept).toBeGreaterThan(100);
+    expect(dropped).toBeGreaterThan(100);
   });
 });
 
