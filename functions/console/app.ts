@@ -133,8 +133,14 @@ function renderJobs(): void {
       cell('Duration', formatDuration(job.audio_duration_ms)),
     ]);
   });
+  // A refresh while jobs run must not take the keyboard's place away: the same job's link keeps the focus.
+  const focused = document.activeElement;
+  const focusedHref =
+    focused instanceof HTMLAnchorElement && element('jobs').contains(focused) ? focused.href : '';
   element('jobs').replaceChildren(...rows);
   element('load-more').hidden = !state.cursor;
+  if (focusedHref)
+    [...element('jobs').querySelectorAll('a')].find((link) => link.href === focusedHref)?.focus();
 }
 
 async function openJob(id: string): Promise<void> {

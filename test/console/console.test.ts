@@ -397,8 +397,31 @@ describe('web console', () => {
     await page.getByLabel('Audio or video file').waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
 
+    // The list is drawn again when it reloads (and every few seconds while jobs run): held until a row's
+    // link has the focus, the reload must leave the focus on that job's link.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const isList = (url: URL) => url.pathname.endsWith('/v1-beta/transcripts');
+    await page.route(isList, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const reloaded = page.waitForResponse((response) => isList(new URL(response.url())));
     await page.getByRole('link', { name: 'Jobs' }).click();
     await row(page, ids.conversation).getByRole('link').focus();
+    await page.evaluate(() => {
+      for (const link of document.querySelectorAll<HTMLElement>('#jobs a')) link.dataset.drawnBefore = '';
+    });
+    release();
+    await reloaded;
+    await page.unroute(isList);
+    await page.waitForFunction(
+      (id) =>
+        !document.querySelector('#jobs a[data-drawn-before]') && document.activeElement?.textContent === id,
+      ids.conversation,
+    );
     await page.keyboard.press('Enter');
     await page.locator('.timeline .lane').first().waitFor();
     await audioLoaded(page);
