@@ -133,14 +133,17 @@ function renderJobs(): void {
       cell('Duration', formatDuration(job.audio_duration_ms)),
     ]);
   });
-  // A refresh while jobs run must not take the keyboard's place away: the same job's link keeps the focus.
+  // A refresh while jobs run must not take the keyboard's place away: the same job's link keeps the focus,
+  // without scrolling back to it should the reader have scrolled away.
   const focused = document.activeElement;
   const focusedHref =
     focused instanceof HTMLAnchorElement && element('jobs').contains(focused) ? focused.href : '';
   element('jobs').replaceChildren(...rows);
   element('load-more').hidden = !state.cursor;
   if (focusedHref)
-    [...element('jobs').querySelectorAll('a')].find((link) => link.href === focusedHref)?.focus();
+    [...element('jobs').querySelectorAll('a')]
+      .find((link) => link.href === focusedHref)
+      ?.focus({ preventScroll: true });
 }
 
 async function openJob(id: string): Promise<void> {

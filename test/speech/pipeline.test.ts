@@ -92,13 +92,18 @@ describe('voicing', () => {
   });
 
   it('gates words around them alone exactly as the whole track does, to the last sample of the file', async () => {
-    // Made-up words of 20 ms to 1 s every 97 ms, from before the start to past the end: every frame of the
-    // track, the tail's included, is judged by some word's window.
-    const wordsOver = (durationMs: number) =>
-      Array.from({ length: Math.ceil((durationMs + 1200) / 97) }, (_, index) => {
+    // Made-up words of 20 ms to 1 s every 97 ms, from before the start to past the end: their windows cover
+    // every frame of the track, the tail's included (the gate judges a frame only while its count is short).
+    const wordsOver = (durationMs: number) => [
+      ...Array.from({ length: Math.ceil((durationMs + 1200) / 97) }, (_, index) => {
         const startMs = index * 97 - 600;
         return { index, startMs, endMs: startMs + 20 + ((index * 389) % 980) };
-      });
+      }),
+      // Times no recogniser should give: none, reversed, of no length.
+      { index: -1, startMs: Number.NaN, endMs: Number.NaN },
+      { index: -2, startMs: durationMs / 2, endMs: durationMs / 4 },
+      { index: -3, startMs: durationMs / 2, endMs: durationMs / 2 },
+    ];
     const files: string[] = [];
     for (const sample of [
       ...samplesOfKind('utterance').slice(0, 3),
@@ -109,7 +114,7 @@ describe('voicing', () => {
       const folder = await mkdtemp(join(workDir, 'sample-'));
       files.push(...(await decodeToWav(samplePath(sample), folder)));
     }
-    // Lengths around one frame's window (40 ms), odd sample counts, and nothing at all.
+    // Lengths around one frame's window (40 ms), odd numbers of samples, and nothing at all.
     const speech = files[0] as string;
     for (const [index, ms] of [0, 9, 25, 40.0625, 41, 333.3125].entries()) {
       const short = join(workDir, `short-${index}.wav`);

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CpuSnapshot, cpuSnapshot, cpuUse, describeCpuUse } from '#local/cpu-time';
 
@@ -34,14 +37,16 @@ describe('where a run’s CPU went (the bench’s accounting)', () => {
       10: [1, 'node', 80, 40],
       11: [10, 'sphinx-decoder', 200, 0],
       12: [11, 'helper', 10, 0],
-      // Worker 20 listed after a child whose parent comes later in the listing.
-      21: [20, 'sphinx-decoder', 150, 0],
+      // A grandchild listed before its parent (the listing goes by pid, and pids wrap around).
+      13: [40, 'ffmpeg', 7, 0],
+      40: [10, 'sh', 3, 0],
       20: [1, 'node', 70, 0],
+      21: [20, 'sphinx-decoder', 150, 0],
       30: [1, 'java', 95, 0],
       31: [1, 'java', 5, 0],
     });
     const use = cpuUse(before, after, [10, 20]);
-    expect(use.rootsSeconds).toEqual([(30 + 40 + 200 + 10) / 100, (10 + 150) / 100]);
+    expect(use.rootsSeconds).toEqual([(30 + 40 + 200 + 10 + 7 + 3) / 100, (10 + 150) / 100]);
     expect(use.others).toEqual([
       { name: 'java', seconds: 0.3 },
       { name: 'init', seconds: 0.01 },
@@ -49,7 +54,7 @@ describe('where a run’s CPU went (the bench’s accounting)', () => {
     expect(use.busySeconds).toBe(6);
     expect(use.idleSeconds).toBe(-6);
     expect(describeCpuUse(use, 'workers')).toBe(
-      'CPU: workers 2.8 s + 1.6 s; others java 0.3 s, init 0.0 s; cores busy 6.0 s in all, idle -6.0 s',
+      'CPU: workers 2.9 s + 1.6 s; others java 0.3 s, init 0.0 s; cores busy 6.0 s in all, idle -6.0 s',
     );
   });
 
@@ -63,19 +68,28 @@ describe('where a run’s CPU went (the bench’s accounting)', () => {
     ]);
   });
 
-  it('reads this machine’s /proc: a busy child’s CPU lands on it as root', async () => {
-    // The child spins for 200 ms of its own CPU, says so, and lives until its stdin ends.
+  it('reads this machine’s /proc: a busy child’s CPU lands on it as root, whatever its name', async () => {
+    // A name with spaces and parentheses, as /proc/PID/stat shows it between parentheses.
+    const name = 'a b) c(';
+    const folder = await mkdtemp(join(tmpdir(), 'cpu-time-'));
+    await symlink(process.execPath, join(folder, name));
+    // The child spins for 200 ms of its own CPU, says how much it took, and lives until its stdin ends.
     const spin =
-      'const { cpuUsage } = process; while (cpuUsage().user < 200_000); console.log("spun"); process.stdin.resume();';
-    const child = spawn(process.execPath, ['-e', spin], { stdio: ['pipe', 'pipe', 'ignore'] });
+      'const { cpuUsage } = process; while (cpuUsage().user < 200_000); const { user, system } = cpuUsage(); console.log(user + system); process.stdin.resume();';
     const before = await cpuSnapshot();
-    expect(before.processes.get(process.pid)?.name).toBeTruthy();
-    await new Promise((done) => child.stdout.once('data', done));
+    const child = spawn(join(folder, name), ['-e', spin], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const reported = await new Promise<number>((done) =>
+      child.stdout.once('data', (data) => done(Number(String(data)) / 1e6)),
+    );
     const during = await cpuSnapshot();
     child.stdin.end();
     await new Promise((done) => child.once('exit', done));
+    await rm(folder, { recursive: true, force: true });
+    expect(during.processes.get(child.pid ?? 0)).toMatchObject({ name, parent: process.pid });
     const use = cpuUse(before, during, [child.pid ?? 0]);
-    expect(use.rootsSeconds[0]).toBeGreaterThan(0);
-    expect(use.busySeconds).toBeGreaterThan(0);
+    // The kernel's ticks against the child's own account: within a few ticks.
+    expect(reported).toBeGreaterThanOrEqual(0.2);
+    expect(Math.abs((use.rootsSeconds[0] ?? 0) - reported)).toBeLessThanOrEqual(0.05);
+    expect(use.busySeconds).toBeGreaterThanOrEqual(reported - 0.05);
   });
 });
