@@ -389,21 +389,14 @@ function messageCosts(run: ServiceRun): { cut: number; chunks: number[]; assembl
 }
 
 /**
- * PocketSphinx alone, with the service's settings: over the whole file in one process on one core, as one
- * worker has; or, given `halves`, over the two halves of the file side by side, one process on each core.
- * The halves are what two cores can do at best on this machine, with no service at all.
+ * PocketSphinx alone, with the service's settings, over `files` side by side, each in one process on a core
+ * of its own: the whole recording, as one worker has it; or its two halves, what two cores can do at best
+ * on this machine, with no service at all.
  */
 async function runDirect(
   recording: Recording,
-  halves?: { workDir: string },
+  files = [recording.file],
 ): Promise<{ seconds: number; wer: number; cpu: CpuUse }> {
-  const files = [recording.file];
-  if (halves) {
-    const middleMs = (recording.audioSeconds * 1000) / 2;
-    files.splice(0, 1, join(halves.workDir, 'first-half.wav'), join(halves.workDir, 'second-half.wav'));
-    await writeWavSlice(recording.file, 0, middleMs, files[0] as string);
-    await writeWavSlice(recording.file, middleMs, recording.audioSeconds * 1000, files[1] as string);
-  }
   const before = await cpuSnapshot();
   const started = performance.now();
   const outputs = await Promise.all(
@@ -451,9 +444,13 @@ async function measureRecording(
   workDir: string,
 ): Promise<LengthRuns> {
   const runs: LengthRuns = { direct: [], halves: [], two: [], one: [] };
+  const middleMs = (recording.audioSeconds * 1000) / 2;
+  const halves = [join(workDir, 'first-half.wav'), join(workDir, 'second-half.wav')];
+  await writeWavSlice(recording.file, 0, middleMs, halves[0] as string);
+  await writeWavSlice(recording.file, middleMs, recording.audioSeconds * 1000, halves[1] as string);
   const steps = [
     async () => runs.direct.push(await runDirect(recording)),
-    async () => runs.halves.push(await runDirect(recording, { workDir })),
+    async () => runs.halves.push(await runDirect(recording, halves)),
     async () => runs.two.push(await runService(service, recording, 2, workDir)),
     ...(withOneWorker ? [async () => runs.one.push(await runService(service, recording, 1, workDir))] : []),
   ];

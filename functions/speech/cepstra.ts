@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import FFT from 'fft.js';
 import type { SpeechRegion } from './vad.ts';
-import { readWavLayout } from './wav.ts';
+import { readSampleRange, readWavLayout } from './wav.ts';
 
 /**
  * Mel-frequency cepstral coefficients of speech, frame by frame: what a voice's spectral envelope looks
@@ -86,9 +86,7 @@ export async function cepstraOfRegions(wavFile: string, regions: SpeechRegion[])
     for (const region of regions) {
       const first = Math.max(0, Math.floor((region.startMs / 1000) * layout.sampleRate));
       const last = Math.min(totalSamples, Math.ceil((region.endMs / 1000) * layout.sampleRate));
-      const bytes = Buffer.alloc(Math.max(0, last - first) * 2);
-      await handle.read(bytes, 0, bytes.length, layout.dataOffset + first * 2);
-      const samples = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2);
+      const samples = await readSampleRange(handle, layout, first, last);
       result.push(frameRegion(samples, (first / layout.sampleRate) * 1000, analysis));
     }
     return result;

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
-import { readWavLayout } from './wav.ts';
+import { open } from 'node:fs/promises';
+import { readSampleRange, readWavLayout } from './wav.ts';
 
 /**
  * A speech gate: speech has voiced (periodic) stretches, noise and silence do not. A recogniser
@@ -109,8 +109,7 @@ export async function keepVoicedWordsIn<T extends { startMs: number; endMs: numb
   try {
     const kept: T[] = [];
     for (const word of words) {
-      const first = Math.max(0, Math.floor((word.startMs - WORD_CONTEXT_MS) / HOP_MS));
-      const last = Math.min(frameCount, Math.ceil((word.endMs + WORD_CONTEXT_MS) / HOP_MS));
+      const { first, last } = gateFrames(word, frameCount);
       if (last <= first) continue;
       // Every frame of the word's window starts in this stretch; the tail's frames reach the file's end.
       const from = first * hop;
@@ -126,7 +125,7 @@ export async function keepVoicedWordsIn<T extends { startMs: number; endMs: numb
       };
       const judge = async (frame: number) => {
         if (!samples) {
-          samples = await readSamples(file, layout.dataOffset, from, to);
+          samples = Float64Array.from(await readSampleRange(file, layout, from, to));
           squares = runningSquares(samples);
         }
         const start = frame * hop - from;
@@ -138,13 +137,13 @@ export async function keepVoicedWordsIn<T extends { startMs: number; endMs: numb
       // count matters, and the scan stops once it is enough.
       const own = Math.min(Math.max(first, Math.floor(word.startMs / HOP_MS)), last);
       let voiced = 0;
-      for (let index = 0; index < last - first && voiced * HOP_MS < MIN_VOICED_MS; index++) {
+      for (let index = 0; index < last - first && voiced < VOICED_FRAMES_NEEDED; index++) {
         const frame = own + index < last ? own + index : first + (own + index - last);
         const isVoiced = judged.get(frame) ?? (await judge(frame));
         judged.set(frame, isVoiced);
         if (isVoiced) voiced += 1;
       }
-      if (voiced * HOP_MS >= MIN_VOICED_MS) kept.push(word);
+      if (voiced >= VOICED_FRAMES_NEEDED) kept.push(word);
     }
     return kept;
   } finally {
@@ -171,20 +170,6 @@ function frameShape(sampleRate: number): FrameShape {
 
 function checkLayout(layout: { channels: number; bitsPerSample: number }): void {
   if (layout.channels !== 1 || layout.bitsPerSample !== 16) throw new Error('Voicing needs mono 16-bit PCM.');
-}
-
-/** Samples `from` to `to` (sample indexes) of a 16-bit PCM file whose data begins at `dataOffset`. */
-async function readSamples(
-  file: FileHandle,
-  dataOffset: number,
-  from: number,
-  to: number,
-): Promise<Float64Array> {
-  const bytes = Buffer.alloc((to - from) * 2);
-  const { bytesRead } = await file.read(bytes, 0, bytes.length, dataOffset + from * 2);
-  const samples = new Float64Array(Math.floor(bytesRead / 2));
-  for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
-  return samples;
 }
 
 function isSilent(squares: Float64Array, start: number, frames: FrameShape): boolean {
@@ -270,25 +255,28 @@ function pitchOf(correlation: Float64Array, lags: { min: number; max: number }, 
   return 0;
 }
 
-/** Milliseconds of voiced audio between two times. */
-export function voicedMs(track: VoicingTrack, startMs: number, endMs: number): number {
-  const first = Math.max(0, Math.floor(startMs / track.hopMs));
-  const last = Math.min(track.voiced.length, Math.ceil(endMs / track.hopMs));
-  let count = 0;
-  for (let i = first; i < last; i++) count += track.voiced[i] ?? 0;
-  return count * track.hopMs;
-}
-
 /** Voiced audio looked for around a word: short function words often sit between voiced neighbours. */
 const WORD_CONTEXT_MS = 300;
 const MIN_VOICED_MS = 30;
+const VOICED_FRAMES_NEEDED = MIN_VOICED_MS / HOP_MS;
+
+/** The frames the gate looks at for a word, of the `frameCount` a file has: the word's and its context's. */
+function gateFrames(word: { startMs: number; endMs: number }, frameCount: number) {
+  return {
+    first: Math.max(0, Math.floor((word.startMs - WORD_CONTEXT_MS) / HOP_MS)),
+    last: Math.min(frameCount, Math.ceil((word.endMs + WORD_CONTEXT_MS) / HOP_MS)),
+  };
+}
 
 /** Drops words that have no voiced audio under or around them (noise heard as words). */
 export function keepVoicedWords<T extends { startMs: number; endMs: number }>(
   words: T[],
   track: VoicingTrack,
 ): T[] {
-  return words.filter(
-    (word) => voicedMs(track, word.startMs - WORD_CONTEXT_MS, word.endMs + WORD_CONTEXT_MS) >= MIN_VOICED_MS,
-  );
+  return words.filter((word) => {
+    const { first, last } = gateFrames(word, track.voiced.length);
+    let voiced = 0;
+    for (let frame = first; frame < last; frame++) voiced += track.voiced[frame] ?? 0;
+    return voiced >= VOICED_FRAMES_NEEDED;
+  });
 }

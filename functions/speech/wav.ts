@@ -1,4 +1,4 @@
-import { open, writeFile } from 'node:fs/promises';
+import { type FileHandle, open, writeFile } from 'node:fs/promises';
 
 export interface WavLayout {
   sampleRate: number;
@@ -41,6 +41,21 @@ export async function readWavLayout(file: string): Promise<WavLayout> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The samples `from` to `to` (sample indexes) of a mono 16-bit PCM WAV file open in `handle`: a part of
+ * the file read without the rest.
+ */
+export async function readSampleRange(
+  handle: FileHandle,
+  layout: WavLayout,
+  from: number,
+  to: number,
+): Promise<Int16Array> {
+  const bytes = Buffer.alloc(Math.max(0, to - from) * 2);
+  const { bytesRead } = await handle.read(bytes, 0, bytes.length, layout.dataOffset + from * 2);
+  return new Int16Array(bytes.buffer, bytes.byteOffset, Math.floor(bytesRead / 2));
 }
 
 /** Number of milliseconds of audio in a WAV file. */
